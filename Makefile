@@ -1,0 +1,41 @@
+# kafka-format: `make demo` and `make test` are the whole set-up on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+NPM_DIR := .tools/npm
+KSC := $(NPM_DIR)/node_modules/kaitai-struct-compiler
+
+.PHONY: setup generate test demo bench lint clean
+
+setup: $(VENV)/.installed $(NPM_DIR)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,spark]'
+	touch $@
+
+$(NPM_DIR)/.installed: scripts/package.json scripts/package-lock.json
+	mkdir -p $(NPM_DIR)
+	cp scripts/package.json scripts/package-lock.json $(NPM_DIR)/
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+generate: setup
+	$(PY) scripts/generate.py
+
+test: setup
+	$(PY) -m pytest
+
+demo: setup
+	$(PY) scripts/demo.py
+
+bench: setup
+	$(PY) bench/run.py
+
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+clean:
+	rm -rf $(VENV) .tools build dist *.egg-info demo-out
