@@ -63,9 +63,7 @@ class CrcMismatchError(CorruptBatchError):
     def __init__(self, stored: int, computed: int, *, algorithm: str = "crc", **where) -> None:
         self.stored = stored
         self.computed = computed
-        super().__init__(
-            f"stored {algorithm} 0x{stored:08x}, computed 0x{computed:08x}", **where
-        )
+        super().__init__(f"stored {algorithm} 0x{stored:08x}, computed 0x{computed:08x}", **where)
 
 
 class DecompressionError(CorruptBatchError):

@@ -1,0 +1,95 @@
+# GENERATED FILE - DO NOT EDIT BY HAND.
+# Source schema: schemas/legacy_message.ksy
+# Generator: kaitai-struct-compiler 0.11.0 (npm), parser build,
+# via scripts/gen_kaitai.py; regenerate with `make generate`.
+# This is a generated file! Please edit source .ksy file and use kaitai-struct-compiler to rebuild
+# type: ignore
+
+import kaitaistruct
+from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
+from . import kafka_enums
+
+
+if getattr(kaitaistruct, 'API_VERSION', (0, 9)) < (0, 11):
+    raise Exception("Incompatible Kaitai Struct Python API: 0.11 or later is required, but you have %s" % (kaitaistruct.__version__))
+
+class LegacyMessage(KaitaiStruct):
+    """One log entry of the legacy message formats: v0 (Kafka 0.8-0.9) and v1 (0.10, which adds
+    the timestamp), from its offset. message_size counts the bytes after itself, so the entry
+    occupies 12 + message_size bytes.
+    
+    The CRC (CRC-32, IEEE) covers the bytes from magic to the end; this spec does not check it.
+    A compressed message is a wrapper: its value holds, compressed, an inner message set
+    (legacy entries back to back, which record_set.ksy parses once decompressed). In v1, the
+    inner offsets are relative (0, 1, ...) and the wrapper's offset is that of the last inner
+    message; in v0 they are absolute.
+    
+    .. seealso::
+       Source - https://kafka.apache.org/documentation/#messageset
+    
+    
+    .. seealso::
+       LegacyRecord - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/LegacyRecord.java
+    """
+    def __init__(self, _io, _parent=None, _root=None):
+        super(LegacyMessage, self).__init__(_io)
+        self._parent = _parent
+        self._root = _root or self
+        self._read()
+
+    def _read(self):
+        self.offset = self._io.read_s8be()
+        self.message_size = self._io.read_s4be()
+        self.crc = self._io.read_u4be()
+        self.magic = self._io.read_s1()
+        if not  ((self.magic == 0) or (self.magic == 1)) :
+            raise kaitaistruct.ValidationNotAnyOfError(self.magic, self._io, u"/seq/3")
+        self.attributes = LegacyMessage.Attributes(self._io, self, self._root)
+        if self.magic == 1:
+            pass
+            self.timestamp = self._io.read_s8be()
+
+        self.len_key = self._io.read_s4be()
+        if self.len_key >= 0:
+            pass
+            self.key = self._io.read_bytes(self.len_key)
+
+        self.len_value = self._io.read_s4be()
+        if self.len_value >= 0:
+            pass
+            self.value = self._io.read_bytes(self.len_value)
+
+
+
+    def _fetch_instances(self):
+        pass
+        self.attributes._fetch_instances()
+        if self.magic == 1:
+            pass
+
+        if self.len_key >= 0:
+            pass
+
+        if self.len_value >= 0:
+            pass
+
+
+    class Attributes(KaitaiStruct):
+        """The int8 attributes of a legacy message, most significant bit first."""
+        def __init__(self, _io, _parent=None, _root=None):
+            super(LegacyMessage.Attributes, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self._read()
+
+        def _read(self):
+            self.reserved = self._io.read_bits_int_be(4)
+            self.timestamp_type = KaitaiStream.resolve_enum(kafka_enums.KafkaEnums.TimestampType, self._io.read_bits_int_be(1))
+            self.compression = KaitaiStream.resolve_enum(kafka_enums.KafkaEnums.CompressionCodec, self._io.read_bits_int_be(3))
+
+
+        def _fetch_instances(self):
+            pass
+
+
+

@@ -1,0 +1,102 @@
+# GENERATED FILE - DO NOT EDIT BY HAND.
+# Source schema: schemas/record_batch.ksy
+# Generator: kaitai-struct-compiler 0.11.0 (npm), parser build,
+# via scripts/gen_kaitai.py; regenerate with `make generate`.
+# This is a generated file! Please edit source .ksy file and use kaitai-struct-compiler to rebuild
+# type: ignore
+
+import kaitaistruct
+from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
+from . import kafka_enums
+from . import record_list
+
+
+if getattr(kaitaistruct, 'API_VERSION', (0, 9)) < (0, 11):
+    raise Exception("Incompatible Kaitai Struct Python API: 0.11 or later is required, but you have %s" % (kaitaistruct.__version__))
+
+class RecordBatch(KaitaiStruct):
+    """A whole v2 record batch as it lies in a log segment or a fetch response, from its
+    base_offset (Kafka 0.11+). batch_length counts the bytes after itself, from
+    partition_leader_epoch to the end, so the batch occupies 12 + batch_length bytes and the
+    records take batch_length - 49 of them.
+    
+    The CRC (CRC-32C, Castagnoli) covers the bytes from attributes to the end of the batch;
+    this spec does not check it (the runtime does). Uncompressed records are typed in place
+    (`records`); compressed ones are raw bytes (`compressed_records`) for the runtime to
+    decompress and parse with record_list.ksy. A control batch (is_control) holds control
+    records whose key and value control_record_key.ksy and end_txn_marker.ksy describe.
+    
+    .. seealso::
+       Source - https://kafka.apache.org/documentation/#recordbatch
+    
+    
+    .. seealso::
+       DefaultRecordBatch - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java
+    """
+    def __init__(self, _io, _parent=None, _root=None):
+        super(RecordBatch, self).__init__(_io)
+        self._parent = _parent
+        self._root = _root or self
+        self._read()
+
+    def _read(self):
+        self.base_offset = self._io.read_s8be()
+        self.batch_length = self._io.read_s4be()
+        self.partition_leader_epoch = self._io.read_s4be()
+        self.magic = self._io.read_s1()
+        if not self.magic == 2:
+            raise kaitaistruct.ValidationNotEqualError(2, self.magic, self._io, u"/seq/3")
+        self.crc = self._io.read_u4be()
+        self.attributes = RecordBatch.Attributes(self._io, self, self._root)
+        self.last_offset_delta = self._io.read_s4be()
+        self.base_timestamp = self._io.read_s8be()
+        self.max_timestamp = self._io.read_s8be()
+        self.producer_id = self._io.read_s8be()
+        self.producer_epoch = self._io.read_s2be()
+        self.base_sequence = self._io.read_s4be()
+        self.records_count = self._io.read_s4be()
+        if self.attributes.compression == kafka_enums.KafkaEnums.CompressionCodec.none:
+            pass
+            self._raw_records = self._io.read_bytes(self.batch_length - 49)
+            _io__raw_records = KaitaiStream(BytesIO(self._raw_records))
+            self.records = record_list.RecordList(self.records_count, _io__raw_records)
+
+        if self.attributes.compression != kafka_enums.KafkaEnums.CompressionCodec.none:
+            pass
+            self.compressed_records = self._io.read_bytes(self.batch_length - 49)
+
+
+
+    def _fetch_instances(self):
+        pass
+        self.attributes._fetch_instances()
+        if self.attributes.compression == kafka_enums.KafkaEnums.CompressionCodec.none:
+            pass
+            self.records._fetch_instances()
+
+        if self.attributes.compression != kafka_enums.KafkaEnums.CompressionCodec.none:
+            pass
+
+
+    class Attributes(KaitaiStruct):
+        """The int16 attributes of a v2 batch, most significant bit first."""
+        def __init__(self, _io, _parent=None, _root=None):
+            super(RecordBatch.Attributes, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self._read()
+
+        def _read(self):
+            self.reserved = self._io.read_bits_int_be(9)
+            self.has_delete_horizon = self._io.read_bits_int_be(1) != 0
+            self.is_control = self._io.read_bits_int_be(1) != 0
+            self.is_transactional = self._io.read_bits_int_be(1) != 0
+            self.timestamp_type = KaitaiStream.resolve_enum(kafka_enums.KafkaEnums.TimestampType, self._io.read_bits_int_be(1))
+            self.compression = KaitaiStream.resolve_enum(kafka_enums.KafkaEnums.CompressionCodec, self._io.read_bits_int_be(3))
+
+
+        def _fetch_instances(self):
+            pass
+
+
+

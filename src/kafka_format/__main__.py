@@ -1,0 +1,3 @@
+from kafka_format.runtime.cli import entry_point
+
+entry_point()
