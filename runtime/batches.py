@@ -204,6 +204,13 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
     records = []
     for raw in parsed:
         body = raw.body
+        if not body._io.is_eof():
+            # DefaultRecord.readFrom: the fields must use exactly the record's length.
+            unread = body._io.size() - body._io.pos()
+            raise CorruptBatchError(
+                f"record at offset delta {body.offset_delta.value} has {unread} bytes "
+                "beyond its fields (invalid record size)"
+            )
         offset_delta = body.offset_delta.value
         sequence = (
             increment_sequence(batch.base_sequence, offset_delta)

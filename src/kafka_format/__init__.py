@@ -1,51 +1,57 @@
 """kafka-format: Apache Kafka's record formats as schemas, parsers and a checking runtime.
 
->>> import kafka_format
->>> for record in kafka_format.iter_records("orders-0", isolation="read_committed"):
-...     print(record.offset, record.key, record.value)
+    >>> import kafka_format
+    >>> for record in kafka_format.iter_records("orders-0", isolation="read_committed"):
+    ...     print(record.offset, record.key, record.value)
+
+The public names below are loaded on first use, so that importing a subpackage (say the
+generated parsers on a Spark worker) does not pull in the whole runtime.
 """
 
-from kafka_format.runtime.errors import (
-    CorruptBatchError,
-    CrcMismatchError,
-    DecompressionError,
-    DecompressionLimitError,
-    FramingError,
-    IndexFileError,
-    KafkaFormatError,
-    UnsupportedCodecError,
-)
-from kafka_format.runtime.model import (
-    Batch,
-    ControlMarker,
-    ControlType,
-    Header,
-    Record,
-    Report,
-    TimestampType,
-    TruncatedTail,
-)
-from kafka_format.runtime.reader import iter_batches, iter_records
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Batch",
-    "ControlMarker",
-    "ControlType",
-    "CorruptBatchError",
-    "CrcMismatchError",
-    "DecompressionError",
-    "DecompressionLimitError",
-    "FramingError",
-    "Header",
-    "IndexFileError",
-    "KafkaFormatError",
-    "Record",
-    "Report",
-    "TimestampType",
-    "TruncatedTail",
-    "UnsupportedCodecError",
-    "iter_batches",
-    "iter_records",
-]
+_EXPORTS = {
+    "runtime.errors": (
+        "CorruptBatchError",
+        "CrcMismatchError",
+        "DecompressionError",
+        "DecompressionLimitError",
+        "FramingError",
+        "IndexFileError",
+        "KafkaFormatError",
+        "UnsupportedCodecError",
+    ),
+    "runtime.model": (
+        "Batch",
+        "ControlMarker",
+        "ControlType",
+        "Header",
+        "Record",
+        "Report",
+        "TimestampType",
+        "TruncatedTail",
+    ),
+    "runtime.reader": ("iter_batches", "iter_records"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kafka_format' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
