@@ -37,6 +37,7 @@ _EXPORTS = {
         "TruncatedTail",
     ),
     "runtime.reader": ("iter_batches", "iter_records"),
+    "runtime.columnar": ("arrow_schema", "iter_arrow_batches", "read_table"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
