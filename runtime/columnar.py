@@ -18,7 +18,7 @@ from .reader import Errors, Isolation, iter_records
 from .sources import Source
 
 HEADER_TYPE = pa.list_(
-    pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary())])
+    pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
 )
 DEFAULT_BATCH_ROWS = 64 * 1024
 
