@@ -101,7 +101,7 @@ def _legacy_record(msg: LegacyMessage) -> dict:
 
 
 @pytest.fixture(params=_bin_files())
-def corpus_set(request: pytest.FixtureRequest) -> tuple[str, bytes, list[dict], dict]:
+def kaitai_set(request: pytest.FixtureRequest) -> tuple[str, bytes, list[dict], dict]:
     corpus = _corpus()
     rel = request.param
     data = (corpus / rel).read_bytes()
@@ -110,8 +110,8 @@ def corpus_set(request: pytest.FixtureRequest) -> tuple[str, bytes, list[dict], 
     return rel, data, expected, _manifest()[rel]
 
 
-def test_frames_cover_the_file(corpus_set: tuple[str, bytes, list[dict], dict]) -> None:
-    rel, data, _, manifest = corpus_set
+def test_frames_cover_the_file(kaitai_set: tuple[str, bytes, list[dict], dict]) -> None:
+    rel, data, _, manifest = kaitai_set
     rs = _parse(data)
     frames = _frames(rs)
     assert frames, rel
@@ -135,9 +135,9 @@ def test_frames_cover_the_file(corpus_set: tuple[str, bytes, list[dict], dict]) 
     assert codecs == set(manifest["codecs"])
 
 
-def test_records_match_jsonl(corpus_set: tuple[str, bytes, list[dict], dict]) -> None:
+def test_records_match_jsonl(kaitai_set: tuple[str, bytes, list[dict], dict]) -> None:
     """Walk frames and expected records in step; uncompressed records must be equal."""
-    rel, data, expected, manifest = corpus_set
+    rel, data, expected, manifest = kaitai_set
     assert len(expected) == manifest["records"]
     todo = list(expected)
     compared = 0
@@ -175,8 +175,8 @@ def test_records_match_jsonl(corpus_set: tuple[str, bytes, list[dict], dict]) ->
         assert compared == len(expected)
 
 
-def test_compressed_payloads(corpus_set: tuple[str, bytes, list[dict], dict]) -> None:
-    rel, data, _, _ = corpus_set
+def test_compressed_payloads(kaitai_set: tuple[str, bytes, list[dict], dict]) -> None:
+    rel, data, _, _ = kaitai_set
     for frame in _frames(_parse(data)):
         body = frame.body
         codec = body.attributes.compression
@@ -198,8 +198,8 @@ def test_compressed_payloads(corpus_set: tuple[str, bytes, list[dict], dict]) ->
             assert any(payload.startswith(m) for m in CODEC_MAGIC[codec]), (rel, codec)
 
 
-def test_debug_build_records_positions(corpus_set: tuple[str, bytes, list[dict], dict]) -> None:
-    _, data, _, _ = corpus_set
+def test_debug_build_records_positions(kaitai_set: tuple[str, bytes, list[dict], dict]) -> None:
+    _, data, _, _ = kaitai_set
     rs = DebugRecordSet(KaitaiStream(BytesIO(data)))
     rs._read()
     frames = rs.frames if rs.is_first_complete else []
