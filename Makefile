@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 NPM_DIR := .tools/npm
 KSC := $(NPM_DIR)/node_modules/kaitai-struct-compiler
 
-.PHONY: setup generate test demo bench lint clean
+.PHONY: setup browser generate test demo bench lint clean
 
 setup: $(VENV)/.installed $(NPM_DIR)/.installed
 
@@ -21,10 +21,15 @@ $(NPM_DIR)/.installed: scripts/package.json scripts/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Headless Chromium for the test of inspect's HTML page (Debian's package; we run as root here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 generate: setup
 	$(PY) scripts/generate.py
 
-test: setup
+test: setup browser
 	$(PY) -m pytest
 
 demo: setup

@@ -33,6 +33,7 @@ def test_wheel_holds_one_namespace(wheel: Path) -> None:
         assert f"kafka_format/{sub}/__init__.py" in names
     assert "kafka_format/generated/kaitai/record_batch.py" in names
     assert any(n.endswith(".ksy") for n in names), "the .ksy schemas ship as package data"
+    assert "kafka_format/runtime/inspect_page.html" in names
 
 
 def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
