@@ -1,0 +1,121 @@
+"""Shared fixtures: the real-world corpus (../shared/corpus) and its manifest.
+
+The corpus lives outside the repository. Tests that need it skip when it is absent, so a
+clean checkout still passes, and fail when ``CI=true``, where its absence is a broken setup.
+
+Any test that asks for the ``corpus_set`` fixture is run once per set of MANIFEST.json;
+``valid_corpus_set`` and ``damaged_corpus_set`` run over the sets whose CRCs all hold, or not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+_ABSENT = "<corpus absent>"
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusSet:
+    """One entry of MANIFEST.json, with its files resolved."""
+
+    entry: dict[str, Any]
+    path: Path
+    expected_path: Path
+
+    @property
+    def id(self) -> str:
+        return self.entry["file"]
+
+    @property
+    def crc_valid(self) -> bool:
+        return bool(self.entry["crc_valid"])
+
+    def data(self) -> bytes:
+        return self.path.read_bytes()
+
+    def expected(self) -> list[dict[str, Any]]:
+        """The records the set holds, in the corpus's canonical form."""
+        return load_jsonl(self.expected_path)
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def require_corpus() -> Path:
+    """The corpus directory; skips the calling test when absent (fails it when CI=true)."""
+    if CORPUS.is_dir():
+        return CORPUS
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"corpus not found at {CORPUS} (required when CI=true)")
+    pytest.skip(f"corpus not found at {CORPUS}")
+
+
+@cache
+def load_manifest(corpus: Path = CORPUS) -> tuple[CorpusSet, ...]:
+    """Every set the manifest lists, in its order."""
+    entries = json.loads((corpus / "MANIFEST.json").read_text())
+    return tuple(
+        CorpusSet(entry, corpus / entry["file"], corpus / entry["expected"]) for entry in entries
+    )
+
+
+def corpus_set_ids(crc_valid: bool | None = None) -> list[str]:
+    """Parametrization ids, computed at collection time (a placeholder when absent)."""
+    if not (CORPUS / "MANIFEST.json").is_file():
+        return [_ABSENT]
+    return [s.id for s in load_manifest() if crc_valid is None or s.crc_valid == crc_valid]
+
+
+_SET_FIXTURES = {"corpus_set": None, "valid_corpus_set": True, "damaged_corpus_set": False}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    for name, crc_valid in _SET_FIXTURES.items():
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, corpus_set_ids(crc_valid), indirect=True)
+
+
+def _corpus_set(request: pytest.FixtureRequest) -> CorpusSet:
+    corpus = require_corpus()
+    if request.param == _ABSENT:
+        pytest.fail(f"corpus appeared at {corpus} after collection; collect again")
+    by_id = {s.id: s for s in load_manifest(corpus)}
+    return by_id[request.param]
+
+
+@pytest.fixture
+def corpus_set(request: pytest.FixtureRequest) -> CorpusSet:
+    """One manifest set (the test is parametrized over all of them)."""
+    return _corpus_set(request)
+
+
+@pytest.fixture
+def valid_corpus_set(request: pytest.FixtureRequest) -> CorpusSet:
+    """One set whose CRCs all hold (parametrized over all of them)."""
+    return _corpus_set(request)
+
+
+@pytest.fixture
+def damaged_corpus_set(request: pytest.FixtureRequest) -> CorpusSet:
+    """One set with ``crc_valid: false`` (parametrized over all of them)."""
+    return _corpus_set(request)
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    return require_corpus()
+
+
+@pytest.fixture(scope="session")
+def manifest(corpus_dir: Path) -> tuple[CorpusSet, ...]:
+    return load_manifest(corpus_dir)
