@@ -43,7 +43,7 @@ from ..generated.kaitai.control_record_key import ControlRecordKey
 from ..generated.kaitai.end_txn_marker import EndTxnMarker
 from ..generated.kaitai.legacy_message import LegacyMessage
 from ..generated.kaitai.record_list import RecordList
-from .codecs import DEFAULT_MAX_BYTES, decompress
+from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
 from .crc import crc32, crc32c
 from .errors import CorruptBatchError, CrcMismatchError, KafkaFormatError
 from .framing import Frame, iter_frames
@@ -179,6 +179,11 @@ def _v2_header(frame: Frame, file: str | None) -> Batch:
 def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
     if batch.records_count < 0:
         raise CorruptBatchError(f"negative record count {batch.records_count}")
+    if batch.records_count == 0:
+        # As DefaultRecordBatch.iterator: a batch of no records is not decompressed (an
+        # empty payload is no valid gzip/lz4/... stream, yet Kafka reads it as empty).
+        resolve_codec(batch.codec, magic=2)
+        return []
     payload = frame.data[V2_HEADER_SIZE:]
     if batch.codec:
         payload = decompress(

@@ -269,6 +269,9 @@ _XERIAL_BLOCK_SIZE = 32 * 1024  # snappy-java's default, which Kafka uses
 _I32 = struct.Struct(">i")
 
 
+_SNAPPY_MAX_EXPANSION = 22
+
+
 def _unsnappy(view: memoryview, out: _Output) -> None:
     framed = view[: len(XERIAL_MAGIC)] == XERIAL_MAGIC
     # Each raw block states its uncompressed length first: sum them and check the bound before
@@ -281,9 +284,17 @@ def _unsnappy(view: memoryview, out: _Output) -> None:
         if not block:
             raise DecompressionError("snappy: empty raw snappy block")
         size = cramjam.snappy.decompress_raw_len(block)
-        sizes.append(size)
         total += size
         out.reserve(total)
+        # No snappy element expands more than a 3-byte copy of 64 bytes does, so a block
+        # cannot hold more than ~21.4 times its size: refuse a lying preamble before
+        # allocating what it claims.
+        if size > _SNAPPY_MAX_EXPANSION * len(block) + 32:
+            raise DecompressionError(
+                f"snappy: block of {len(block)} bytes declares {size} uncompressed bytes, "
+                "more than snappy can encode in it"
+            )
+        sizes.append(size)
     buffer = bytearray(total)
     target = memoryview(buffer)
     at = 0

@@ -20,7 +20,7 @@ from .codecs import DEFAULT_MAX_BYTES
 from .errors import FramingError, KafkaFormatError
 from .framing import iter_frames, iter_stream_frames
 from .model import Batch, ControlType, Record, Report
-from .sources import LogInput, Source, resolve
+from .sources import LogInput, Source, _fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 Errors = Literal["strict", "skip"]
@@ -151,8 +151,11 @@ def iter_records(
             if batch.records and not batch.is_control:
                 yield from batch.records
         return
-    if hasattr(source, "read") and not hasattr(source, "fileno"):
-        source = source.read()  # two passes over a stream need it in memory
+    if hasattr(source, "read") and _fileno(source) is None:
+        # Two passes over a stream that cannot be mapped need it in memory. (Every io
+        # object has a fileno attribute, even BytesIO and pipes: ask whether it maps.)
+        common["name"] = name or getattr(source, "name", None) or "<stream>"
+        source = source.read()
     if aborted is None:
         # The first pass reports nothing: the second sees the same batches and reports them.
         aborted = collect_aborted(

@@ -51,7 +51,9 @@ class AbortedTransactions:
                 while queue and queue[0][0] <= batch.last_offset:
                     producers.add(heapq.heappop(queue)[1])
                 if batch.is_control:
-                    if _has_abort_marker(batch):
+                    # A damaged marker (skip mode) of a producer known to be aborting can only
+                    # be that transaction's ABORT: it ends the dropping all the same.
+                    if _has_abort_marker(batch) or batch.error is not None:
                         producers.discard(batch.producer_id)
                     continue
                 if batch.is_transactional and (

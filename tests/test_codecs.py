@@ -170,6 +170,10 @@ def test_kafka_python_encodes_we_decode(codec, size):
 @pytest.mark.parametrize("size", [0, 10, 100_000, MiB + 7])
 @pytest.mark.parametrize("codec", list(_kafka_python_decoders()))
 def test_we_encode_kafka_python_decodes(codec, size):
+    if codec == Codec.SNAPPY and size == 0:
+        # Empty input gives a bare 16-byte xerial header, as snappy-java writes it;
+        # kafka-python only recognises xerial framing when more than 16 bytes follow.
+        pytest.skip("kafka-python cannot read a xerial stream of no blocks")
     data = _sample(size, seed=size)
     assert _kafka_python_decoders()[codec](compress(codec, data)) == data
 
