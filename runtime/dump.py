@@ -235,10 +235,10 @@ def _dump_log_jsonl(path: str, options: DumpOptions, out: TextIO, err: TextIO) -
     kwargs.update(_max_bytes(options))
     if options.batches:
         for batch in iter_batches(path, records=False, **kwargs):
-            out.write(json.dumps(batch_json(batch)) + "\n")
+            out.write(json.dumps(batch_json(batch), separators=(",", ":")) + "\n")
     else:
         for record in iter_records(path, isolation=options.isolation, **kwargs):
-            out.write(json.dumps(record_json(record)) + "\n")
+            out.write(json.dumps(record_json(record), separators=(",", ":")) + "\n")
     for exc in report.errors:
         result.errors.append(str(exc))
         err.write(f"error: {exc}\n")
@@ -268,7 +268,7 @@ def base_offset_of(path: str) -> int | None:
 
 def _emit(rows: Iterable[dict], text: Callable[[dict], str], jsonl: bool, out: TextIO) -> None:
     for row in rows:
-        out.write((json.dumps(row) if jsonl else text(row)) + "\n")
+        out.write((json.dumps(row, separators=(",", ":")) if jsonl else text(row)) + "\n")
 
 
 def dump_index(path: str, options: DumpOptions, out: TextIO, err: TextIO) -> DumpResult:

@@ -111,6 +111,8 @@ def test_jsonl_of_every_valid_set(manifest):
         at += len(expected)
     assert wrong == []
     assert at == len(printed)
+    # Byte for byte the corpus's own canonical form (compact JSON, same key order).
+    assert proc.stdout == "".join(s.expected_path.read_text() for s in valid)
 
 
 def test_jsonl_of_every_damaged_set(damaged_corpus_set):
