@@ -378,9 +378,12 @@ def dumper_for(path: str) -> Callable[[str, DumpOptions, TextIO, TextIO], DumpRe
 
 
 def dump(
-    paths: list[str], options: DumpOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr
+    paths: list[str], options: DumpOptions, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Dump every path; the exit status: 0 when all is well, 1 when something was damaged."""
+    # Looked up at call time: a stream bound at import goes stale when the caller swaps it.
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
     status = 0
     for path in paths:
         if not options.jsonl:
