@@ -112,10 +112,10 @@ def canonical_record(record: WrittenRecord) -> dict[str, Any]:
 
 
 def records_digest(records: Iterable[dict[str, Any]]) -> str:
-    """SHA-256 of canonical records as JSON lines (``json.dumps`` defaults, one a line)."""
+    """SHA-256 of canonical records as compact JSON lines, as ``dump --jsonl`` prints them."""
     digest = hashlib.sha256()
     for record in records:
-        digest.update((json.dumps(record) + "\n").encode("utf-8"))
+        digest.update((json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8"))
     return digest.hexdigest()
 
 

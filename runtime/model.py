@@ -139,6 +139,12 @@ class Batch:
         return self.base_timestamp if self.has_delete_horizon else None
 
     @property
+    def first_offset(self) -> int:
+        """Offset of the first record: a compressed v0/v1 wrapper stores only its last one,
+        so its first is known once its records are decoded (else ``base_offset``)."""
+        return self.records[0].offset if self.records else self.base_offset
+
+    @property
     def next_offset(self) -> int:
         return self.last_offset + 1
 

@@ -182,6 +182,7 @@ class BatchInfo:
 
     position: int
     size: int
+    #: The first record's offset (for a compressed v0/v1 wrapper, not its stored offset).
     base_offset: int
     last_offset: int
     #: Largest record timestamp (kafka-dump-log's "log timestamp"); the header's when the
@@ -272,7 +273,7 @@ def scan_log(
                 info = BatchInfo(
                     position=batch.position,
                     size=batch.size,
-                    base_offset=batch.base_offset,
+                    base_offset=batch.first_offset,
                     last_offset=batch.last_offset,
                     max_timestamp=batch.max_timestamp,
                     producer_id=batch.producer_id,
@@ -360,27 +361,28 @@ def _check_batch_offsets(
     next_base_offset: int | None,
     in_segment: bool,
 ) -> None:
-    if batch.last_offset < batch.base_offset:
+    first = batch.first_offset
+    if batch.last_offset < first:
         report.error(
             "offsets",
-            f"last offset {batch.last_offset} is below the base offset {batch.base_offset}",
+            f"last offset {batch.last_offset} is below the first offset {first}",
             batch.position,
         )
-    if previous is not None and batch.base_offset <= previous:
+    if previous is not None and first <= previous:
         # In a segment this is damage; a file of batches collected elsewhere (a fetch
         # response, a test fixture) may legitimately start again at 0.
         report.add(
             "error" if in_segment else "warning",
             "offsets",
-            f"batch offsets {batch.base_offset}..{batch.last_offset} do not follow the "
+            f"batch offsets {first}..{batch.last_offset} do not follow the "
             f"previous offset {previous} (offsets must increase)",
             batch.position,
         )
     if base_offset is not None:
-        if batch.base_offset < base_offset:
+        if first < base_offset:
             report.error(
                 "base-offset",
-                f"batch base offset {batch.base_offset} is below the segment's base offset "
+                f"batch base offset {first} is below the segment's base offset "
                 f"{base_offset}",
                 batch.position,
             )
