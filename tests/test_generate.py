@@ -542,5 +542,5 @@ def test_parse_size():
 
 def test_records_digest_is_the_dump_jsonl_form():
     rows = [{"offset": 0, "timestamp": None, "timestampType": -1, "key": None, "value": "eA=="}]
-    text = "".join(json.dumps(r) + "\n" for r in rows)
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows)
     assert records_digest(rows) == hashlib.sha256(text.encode()).hexdigest()
