@@ -625,7 +625,7 @@ scenarios (--topics): {", ".join(TOPIC_KINDS)} (default: all)
 examples:
   kafka-format generate demo-logs
   kafka-format generate demo-logs --seed 7 --topics orders,users --partitions 2 --records 2000
-  kafka-format generate bench-logs --size 2GiB                    # issue 6's benchmark shape
+  kafka-format generate bench-logs --size 2GiB                    # the benchmarks' shape
   kafka-format generate bench-logs --size 512MiB --codec zstd --segment-bytes 128MiB
   kafka-format generate live-logs --live     # active segments as a running broker leaves them
   kafka-format verify demo-logs && kafka-format dump --jsonl demo-logs/orders-0 | sha256sum
