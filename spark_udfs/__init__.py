@@ -1,1 +1,105 @@
-"""kafka_format.spark_udfs"""
+"""kafka_format.spark_udfs: Kafka logs in Spark — the ``kafka_log`` data source and SQL functions.
+
+    from kafka_format.spark_udfs import register
+
+    kafka = register(spark)
+    spark.read.format("kafka_log").load("/var/lib/kafka/data").show()
+    spark.sql("SELECT explode(kafka_records(content)) FROM binaryFile.`/captures/*.bin`")
+
+See :mod:`.datasource` for the source's options and :mod:`.functions` for the functions.
+Needs ``pyspark>=4.1`` (Python data sources, ``arrow_udf``), installed with the ``spark`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..runtime.codecs import DEFAULT_MAX_BYTES
+from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
+from .functions import make_functions
+
+
+@dataclass(slots=True)
+class Registration:
+    """What :func:`register` set up in a session.
+
+    ``bytes_read`` and ``corrupt_batches`` are Spark accumulators (None on Spark Connect,
+    which has none): the log bytes ``kafka_log`` tasks fetched, and the damaged batches they
+    met, summed over every read through this registration. As for any accumulator updated
+    in tasks, a retried task counts twice.
+    """
+
+    data_source: type[KafkaLogDataSource]
+    functions: dict[str, Any] = field(default_factory=dict)
+    bytes_read: Any = None
+    corrupt_batches: Any = None
+
+
+def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Registration:
+    """Register the ``kafka_log`` data source and every SQL function in ``spark``.
+
+    ``max_decompressed_bytes`` bounds one batch's decompressed size in the SQL functions (the
+    data source has its own option, ``maxDecompressedBytes``).
+    """
+    bytes_read = corrupt = None
+    try:
+        context = spark.sparkContext
+    except Exception:  # Spark Connect sessions have no SparkContext, hence no accumulators
+        context = None
+    if context is not None:
+        bytes_read = context.accumulator(0)
+        corrupt = context.accumulator(0)
+    # A subclass per registration carries the accumulators to the tasks: a class that is not
+    # importable by name is pickled by value, with them.
+    source = type(
+        "RegisteredKafkaLogDataSource",
+        (KafkaLogDataSource,),
+        {
+            "__module__": KafkaLogDataSource.__module__,
+            "__qualname__": "RegisteredKafkaLogDataSource",
+            "bytes_read_accumulator": bytes_read,
+            "corrupt_batches_accumulator": corrupt,
+        },
+    )
+    spark.dataSource.register(source)
+    functions = make_functions(max_decompressed_bytes)
+    for name, udf in functions.items():
+        spark.udf.register(name, udf)
+    return Registration(source, functions, bytes_read, corrupt)
+
+
+def local_session(
+    app_name: str = "kafka-format", cores: int = 2, conf: dict[str, str] | None = None
+):
+    """A local SparkSession fit for this package: its Python workers run this interpreter
+    (so they can import kafka_format), no UI, few shuffle partitions, UTC session time."""
+    from pyspark.sql import SparkSession
+
+    # Workers otherwise start whatever `python3` is on PATH, which lacks this venv.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(cores))
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.python.worker.reuse", "true")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+__all__ = [
+    "KAFKA_SCHEMA_DDL",
+    "NAME",
+    "KafkaLogDataSource",
+    "Registration",
+    "kafka_schema",
+    "local_session",
+    "register",
+]

@@ -1,0 +1,347 @@
+"""``make bench``: the columnar fast path against kafka-python and aiokafka, and the rest of
+issue 6's table; prints markdown and writes it to bench/results.md.
+
+    .venv/bin/python bench/run.py                 # the full run (a 2 GiB segment included)
+    .venv/bin/python bench/run.py --no-segment    # without the 2 GiB memory test
+    .venv/bin/python bench/run.py --quick --out /tmp/r.md   # seconds; a smoke run
+
+Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
+process run. Peak memory and first-call compile time are measured in fresh subprocesses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import inputs  # noqa: E402
+import readers  # noqa: E402
+import spark  # noqa: E402
+
+TARGET = (2, 0)  # v2, uncompressed: the issue's headline case
+GIB = 1 << 30
+
+
+@dataclass(slots=True)
+class Timing:
+    reader: str
+    records: int
+    seconds: float
+    input_bytes: int
+    error: str | None = None
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.seconds if self.seconds else float("inf")
+
+    @property
+    def mb_s(self) -> float:
+        return self.input_bytes / self.seconds / 1e6 if self.seconds else float("inf")
+
+
+def best_of(fn: Callable[[], int], repeat: int) -> tuple[int, float]:
+    best = float("inf")
+    n = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        n = fn()
+        best = min(best, time.perf_counter() - start)
+    return n, best
+
+
+def machine_line() -> str:
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = []
+    for name in ("numba", "numpy", "pyarrow", "crc32c", "kafka-python", "aiokafka"):
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} absent")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()} "
+        f"({platform.machine()}, {platform.system()}); {'; '.join(versions)}; "
+        f"load average at start {load}"
+    )
+
+
+def bench_cases(records: int, repeat: int, peer_repeat: int, log) -> list[tuple]:
+    """Rows (case, [Timing...], bare Timing or None) for every magic and codec."""
+    rows = []
+    ours_warm = inputs.record_set(2, 0, 10)
+    readers.ours(ours_warm.data)  # compile or load the kernels before timing
+    for magic, codec in inputs.CASES:
+        rs = inputs.record_set(magic, codec, records)
+        size = len(rs.data)
+        timings = []
+        for name, fn, rep in (
+            ("ours", readers.ours, repeat),
+            ("ours, 1 thread", readers.ours_one_thread, repeat),
+            ("kafka-python", readers.kafka_python, peer_repeat),
+            ("aiokafka", readers.aiokafka, peer_repeat),
+        ):
+            try:
+                n, seconds = best_of(lambda fn=fn, data=rs.data: fn(data), rep)
+            except Exception as exc:  # a peer that cannot read this case: say so
+                log(f"  {rs.name}: {name} failed: {type(exc).__name__}: {exc}")
+                reason = str(exc).split(":")[-1].strip() or type(exc).__name__
+                timings.append(Timing(name, 0, float("nan"), size, reason))
+                continue
+            if n != rs.records:
+                log(f"  {rs.name}: {name} read {n} records, expected {rs.records}")
+            timings.append(Timing(name, n, seconds, size))
+        bare = None
+        if rs.payload is not None:
+            payload = readers.bare_payload(codec, magic, rs.payload)
+            _, seconds = best_of(
+                lambda p=payload, c=codec, k=rs.copies: readers.bare_decompress(c, p, k), repeat
+            )
+            bare = Timing("bare", rs.records, seconds, size)
+        rows.append((rs, timings, bare))
+        log(
+            f"  {rs.name}: "
+            + ", ".join(f"{t.reader} {t.rate / 1e6:.3f} M rec/s" for t in timings)
+            + (f", bare decompression {bare.seconds:.4f} s" if bare else "")
+        )
+    return rows
+
+
+# Peak RSS is the kernel's high-water mark of this process's memory (VmHWM, in KiB), read
+# from /proc where there is one: on Linux getrusage's ru_maxrss keeps the parent's peak across
+# fork and exec, so in a child of this (big) process it says nothing about the child.
+_CHILD = """
+import resource, sys, time
+def peak_kib():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+from kafka_format.runtime.columnar import iter_arrow_batches
+base = peak_kib()
+n = 0
+for batch in iter_arrow_batches(sys.argv[1], include_headers=True):
+    n += batch.num_rows
+seconds = time.perf_counter() - start
+print(n, seconds, base, peak_kib())
+"""
+
+
+def segment_memory(size: int, log) -> dict:
+    """Stream a generated segment of ``size`` bytes in a fresh process; its peak RSS."""
+    scratch = Path(tempfile.mkdtemp(prefix="kafka-format-bench-"))
+    try:
+        path = scratch / "bench-0" / "00000000000000000000.log"
+        records = inputs.write_segment(path, size)
+        actual = path.stat().st_size
+        log(f"  wrote {actual / GIB:.2f} GiB, {records} records; streaming it")
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        n, seconds, base_kib, peak_kib = int(out[0]), float(out[1]), int(out[2]), int(out[3])
+        if n != records:
+            raise RuntimeError(f"streamed {n} records of {records}")
+        return {
+            "bytes": actual,
+            "records": n,
+            "seconds": seconds,
+            "after_import_mib": base_kib / 1024,
+            "peak_mib": peak_kib / 1024,
+        }
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+_COMPILE_CHILD = """
+import time
+t0 = time.perf_counter()
+from kafka_format.runtime.columnar import read_table
+t1 = time.perf_counter()
+from kafka_format.schemas.record_batch import build_record_batch
+data = build_record_batch([{"key": b"k", "value": b"v", "headers": [("h", b"x")]}])
+t2 = time.perf_counter()
+read_table(data, include_headers=True)
+t3 = time.perf_counter()
+print(t1 - t0, t3 - t2)
+"""
+
+
+def compile_times(cold: bool = True) -> dict:
+    """Import and first-call time with an empty numba cache, then with the cache filled
+    (only the latter, with the project's own cache, when ``cold`` is false)."""
+    cache = tempfile.mkdtemp(prefix="kafka-format-numba-")
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache} if cold else dict(os.environ)
+    try:
+        result = {}
+        for label in ("cold", "cached") if cold else ("cached",):
+            out = subprocess.run(
+                [sys.executable, "-c", _COMPILE_CHILD],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            ).stdout.split()
+            result[label] = (float(out[0]), float(out[1]))
+        return result
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _ratio(a: float, b: float) -> str:
+    if a != a or b != b or not b:  # NaN: that reader failed
+        return "n/a"
+    return f"{a / b:.1f}×"
+
+
+def render(args, machine, rows, compile_result, memory, spark_rows, peers_note) -> str:
+    lines = [
+        "# Benchmarks (issue 6)",
+        "",
+        f"Machine: {machine}.",
+        "",
+        f"Written by `bench/run.py` ({'quick smoke run' if args.quick else 'full run'}): "
+        f"{args.records} records a case, 100-byte values, a short key, one header on v2, "
+        f"1000 records a batch (v0/v1 compressed: 1000 messages a wrapper). Best of "
+        f"{args.repeat} runs for ours and bare decompression, {args.peer_repeat} for the "
+        "peers. Every reader checks CRCs and touches key, value, headers, offset and timestamp "
+        "of every record; ours yields Arrow record batches (`iter_arrow_batches`, "
+        "headers included) and uses its default two decoding threads in the one process "
+        f"(the peers decode in the calling thread). {peers_note}",
+        "",
+        "| case | reader | records/s | MB/s | ours vs this |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for rs, timings, _ in rows:
+        ours = timings[0]
+        for t in timings:
+            rate = f"failed: {t.error}" if t.seconds != t.seconds else f"{t.rate / 1e6:.3f} M"
+            mb = "" if t.seconds != t.seconds else f"{t.mb_s:.0f}"
+            vs = "" if t is ours else _ratio(t.seconds, ours.seconds)
+            lines.append(f"| {rs.name} | {t.reader} | {rate} | {mb} | {vs} |")
+    lines += [
+        "",
+        "Compressed: ours (everything: CRC, decompression, decoding, Arrow) against the codec "
+        "library alone decompressing the same payloads, one thread. Target: ratio <= 1.3.",
+        "",
+        "| case | ours s | ours, 1 thread s | bare decompression s | ratio | ratio, 1 thread |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for rs, timings, bare in rows:
+        if bare is not None:
+            ours, single = timings[0], timings[1]
+            lines.append(
+                f"| {rs.name} | {ours.seconds:.4f} | {single.seconds:.4f} | "
+                f"{bare.seconds:.4f} | {ours.seconds / bare.seconds:.2f} | "
+                f"{single.seconds / bare.seconds:.2f} |"
+            )
+    target = next((r for r in rows if (r[0].magic, r[0].codec) == TARGET), None)
+    if target is not None:
+        ours, single, kp, aio = target[1]
+        lines += [
+            "",
+            "Targets (v2 uncompressed): ours "
+            f"{ours.rate / 1e6:.2f} M records/s (target >= 10 M), "
+            f"{_ratio(aio.seconds, ours.seconds)} aiokafka (target >= 4×), "
+            f"{_ratio(kp.seconds, ours.seconds)} kafka-python (target >= 50×); "
+            f"with one thread {single.rate / 1e6:.2f} M records/s, "
+            f"{_ratio(aio.seconds, single.seconds)} aiokafka, "
+            f"{_ratio(kp.seconds, single.seconds)} kafka-python.",
+        ]
+    lines += ["", "First call (numba kernels): import, then first `read_table` of one record.", ""]
+    for label, (imp, first) in compile_result.items():
+        what = "empty numba cache (compiles)" if label == "cold" else "cache filled"
+        lines.append(f"- {what}: import {imp:.2f} s, first call {first:.2f} s")
+    lines += ["", "Memory: streaming a generated v2 segment in a fresh process.", ""]
+    if memory is None:
+        lines.append("- not measured (`--no-segment`)")
+    else:
+        lines.append(
+            f"- {memory['bytes'] / GIB:.2f} GiB, {memory['records']} records in "
+            f"{memory['seconds']:.1f} s ({memory['records'] / memory['seconds'] / 1e6:.2f} M "
+            f"records/s, from a cold start): peak RSS {memory['peak_mib']:.0f} MiB "
+            f"({memory['after_import_mib']:.0f} MiB after imports); target < 512 MiB"
+        )
+    lines += ["", "Spark (kafka_log on local[2] against binaryFile + a kafka-python UDF):", ""]
+    if not spark_rows:
+        lines.append("- not measured yet: bench/spark.py `run` is the hook for it")
+    else:
+        lines += ["| pipeline | records | seconds | records/s |", "|---|---:|---:|---:|"]
+        for row in spark_rows:
+            lines.append(
+                f"| {row['pipeline']} | {row['records']} | {row['seconds']:.2f} | "
+                f"{row['records'] / row['seconds'] / 1e6:.2f} M |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny inputs: a smoke run")
+    parser.add_argument("--records", type=int, default=None, help="records a case")
+    parser.add_argument("--repeat", type=int, default=None, help="runs of ours (best kept)")
+    parser.add_argument("--peer-repeat", type=int, default=None, help="runs of each peer")
+    parser.add_argument("--segment-gib", type=float, default=None, help="memory test size")
+    parser.add_argument("--no-segment", action="store_true", help="skip the memory test")
+    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    args = parser.parse_args(argv)
+    args.records = args.records or (2000 if args.quick else 500_000)
+    args.repeat = args.repeat or (1 if args.quick else 5)
+    args.peer_repeat = args.peer_repeat or (1 if args.quick else 2)
+    segment = args.segment_gib if args.segment_gib is not None else (0.004 if args.quick else 2)
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    machine = machine_line()
+    log(f"machine: {machine}")
+    peers_note = (
+        "aiokafka's Cython reader."
+        if readers.aiokafka_is_cython()
+        else "aiokafka's Cython reader is NOT available: its pure-Python reader was timed."
+    )
+    log("compile times")
+    compile_result = compile_times(cold=not args.quick)
+    log("record sets")
+    rows = bench_cases(args.records, args.repeat, args.peer_repeat, log)
+    memory = None
+    if not args.no_segment:
+        log(f"memory: a {segment} GiB segment")
+        memory = segment_memory(int(segment * GIB), log)
+    spark_rows = spark.run(Path(tempfile.gettempdir()), quick=args.quick)
+    text = render(args, machine, rows, compile_result, memory, spark_rows, peers_note)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+        log(f"written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,556 @@
+"""The columnar fast path (columnar.py + fastscan.py) against the reference.
+
+Oracle: ``columnar_reference`` — ``iter_records`` over the Kaitai-generated parsers, turned into
+Arrow rows one by one. Both must give the same table, the same report (errors by class,
+position and base offset; truncated tails) and raise the same exception class at the same
+place, on every corpus set and on generated record sets of every magic and codec, built here
+with the Construct builders (schemas/) and runtime/codecs.compress. The reference has three
+known gaps, where it fails with a non-Kafka exception (pyarrow overflow for offsets or
+timestamps outside int64, AttributeError for a magic 0 message inside a magic 1 CreateTime
+wrapper); there the fast path must raise a CorruptBatchError instead.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kafka_format as kf
+from kafka_format.runtime import columnar
+from kafka_format.runtime.codecs import compress
+from kafka_format.runtime.columnar_reference import (
+    reference_iter_arrow_batches,
+    reference_read_table,
+)
+from kafka_format.schemas.legacy_message import build_legacy_message
+from kafka_format.schemas.record import build_records
+from kafka_format.schemas.record_batch import build_record_batch
+
+FAST_OPTIONS = ("threads",)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a read gives: a table or an exception (class and place), and the report."""
+
+    table: pa.Table | None
+    error: tuple | None
+    report_errors: list[tuple]
+    truncated: list
+
+
+def _where(exc: BaseException) -> tuple:
+    return (
+        type(exc).__name__,
+        getattr(exc, "file", None),
+        getattr(exc, "position", None),
+        getattr(exc, "base_offset", None),
+    )
+
+
+def read(reader, source, **options) -> Outcome:
+    report = kf.Report()
+    try:
+        table = reader(source, report=report, **options)
+        error = None
+    except kf.KafkaFormatError as exc:
+        table, error = None, _where(exc)
+    return Outcome(
+        table,
+        error,
+        [_where(e) for e in report.errors],
+        [(t.file, t.position, t.size) for t in report.truncated],
+    )
+
+
+def fast(source, **options) -> Outcome:
+    return read(columnar.read_table, source, **options)
+
+
+def reference(source, **options) -> Outcome:
+    options = {k: v for k, v in options.items() if k not in FAST_OPTIONS}
+    try:
+        return read(reference_read_table, source, **options)
+    except (OverflowError, pa.ArrowInvalid, AttributeError) as exc:
+        # The reference's known gaps (see the module doc): no outcome to compare with.
+        return Outcome(None, ("reference-gap", type(exc).__name__), [], [])
+
+
+def assert_same(source, **options) -> Outcome:
+    got = fast(source, **options)
+    want = reference(source, **options)
+    if want.error and want.error[0] == "reference-gap":
+        # Raised, or with errors="skip" reported, as a CorruptBatchError.
+        found = [got.error] if got.error else got.report_errors
+        assert "CorruptBatchError" in [e[0] for e in found], got
+        return got
+    assert got.error == want.error
+    assert got.report_errors == want.report_errors
+    assert got.truncated == want.truncated
+    if want.table is not None:
+        assert got.table is not None
+        assert got.table.schema == want.table.schema
+        assert got.table.equals(want.table), _first_difference(got.table, want.table)
+    return got
+
+
+def _first_difference(got: pa.Table, want: pa.Table) -> str:
+    if got.num_rows != want.num_rows:
+        return f"{got.num_rows} rows, expected {want.num_rows}"
+    a, b = got.to_pylist(), want.to_pylist()
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x != y:
+            return f"row {i}: {x} != {y}"
+    return "tables differ in layout only"
+
+
+# --- corpus -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"include_headers": True, "verify_crc": False},
+        {"errors": "skip", "include_headers": True},
+        {"isolation": "read_committed", "errors": "skip"},
+        {"batch_rows": 5, "threads": 1},
+    ],
+    ids=["default", "headers-nocrc", "skip", "committed", "small-batches"],
+)
+def test_corpus_same_as_reference(corpus_set, options):
+    data = corpus_set.data()
+    outcome = assert_same(data, **options)
+    crc_checked = options.get("verify_crc", True)
+    if corpus_set.crc_valid or not crc_checked:
+        assert outcome.error is None and not outcome.report_errors
+        if not options.get("isolation"):
+            assert outcome.table.num_rows == corpus_set.entry["records"]
+    elif not options.get("errors"):
+        assert outcome.error is not None
+
+
+def test_corpus_from_a_partition_directory_and_a_stream(corpus_set, tmp_path):
+    """The mapped-file path (with topic and partition from the directory name) and the
+    stream path (a file object that cannot be mapped) give what the reference gives."""
+    data = corpus_set.data()
+    part = tmp_path / "orders-3"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(data)
+    options = {"include_headers": True, "verify_crc": corpus_set.crc_valid}
+    outcome = assert_same(str(part), **options)
+    if outcome.table is not None and outcome.table.num_rows:
+        assert set(outcome.table["topic"].to_pylist()) == {"orders"}
+        assert set(outcome.table["partition"].to_pylist()) == {3}
+    stream = fast(io.BytesIO(data), **options)
+    bytes_outcome = fast(data, **options)
+    assert stream.error == bytes_outcome.error
+    if stream.table is not None:
+        assert stream.table.equals(bytes_outcome.table)
+
+
+# --- generated record sets --------------------------------------------------------------------
+
+V2_CODECS = (0, 1, 2, 3, 4)
+LEGACY_CODECS = (0, 1, 2, 3)
+TS0 = 1_700_000_000_000
+
+payloads = st.one_of(st.none(), st.binary(max_size=24))
+header_keys = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
+headers = st.lists(st.tuples(header_keys, payloads), max_size=3)
+
+
+@st.composite
+def v2_batch(draw, base_offset: int) -> tuple[bytes, int]:
+    n = draw(st.integers(0, 6))
+    codec = draw(st.sampled_from(V2_CODECS))
+    if codec and n == 0:
+        n = 1
+    deltas = draw(st.lists(st.integers(-5000, 5000), min_size=n, max_size=n))
+    records = [
+        {
+            "key": draw(payloads),
+            "value": draw(payloads),
+            "headers": draw(headers),
+            "offset_delta": i,
+            "timestamp_delta": deltas[i],
+        }
+        for i in range(n)
+    ]
+    common = {
+        "base_offset": base_offset,
+        "base_timestamp": TS0 + draw(st.integers(-(10**6), 10**6)),
+        "timestamp_type": draw(st.sampled_from((0, 1))),
+        "codec": codec,
+    }
+    if draw(st.booleans()):
+        common["max_timestamp"] = TS0 + draw(st.integers(0, 10**6))
+    if codec:
+        raw = build_records(records)
+        data = build_record_batch(
+            compressed_payload=compress(codec, raw, magic=2, xerial=draw(st.booleans())),
+            records_count=n,
+            last_offset_delta=n - 1,
+            **common,
+        )
+    else:
+        data = build_record_batch(records, **common)
+    return data, max(n, 1)
+
+
+@st.composite
+def legacy_entry(draw, base_offset: int) -> tuple[bytes, int]:
+    magic = draw(st.sampled_from((0, 1)))
+    codec = draw(st.sampled_from(LEGACY_CODECS))
+    ts_type = draw(st.sampled_from((0, 1))) if magic else 0
+
+    def ts():
+        return TS0 + draw(st.integers(-(10**6), 10**6)) if magic else None
+
+    if not codec:
+        entry = build_legacy_message(
+            offset=base_offset,
+            key=draw(payloads),
+            value=draw(payloads),
+            magic=magic,
+            timestamp=ts(),
+            timestamp_type=ts_type,
+        )
+        return entry, 1
+    n = draw(st.integers(1, 5))
+    # v1 inner offsets are relative, the wrapper carries the last one; v0's are absolute.
+    inner = b"".join(
+        build_legacy_message(
+            offset=i if magic else base_offset + i,
+            key=draw(payloads),
+            value=draw(payloads),
+            magic=magic,
+            timestamp=ts(),
+        )
+        for i in range(n)
+    )
+    value = compress(codec, inner, magic=magic, kafka08_checksum=magic == 0 and codec == 3)
+    wrapper = build_legacy_message(
+        offset=base_offset + n - 1,
+        value=value,
+        magic=magic,
+        timestamp=ts(),
+        codec=codec,
+        timestamp_type=ts_type,
+    )
+    return wrapper, n
+
+
+@st.composite
+def record_sets(draw, magics=(0, 1, 2)) -> bytes:
+    parts = []
+    offset = draw(st.integers(0, 10**6))
+    for _ in range(draw(st.integers(1, 6))):
+        magic = draw(st.sampled_from(magics))
+        data, used = draw(v2_batch(offset) if magic == 2 else legacy_entry(offset))
+        parts.append(data)
+        offset += used
+    return b"".join(parts)
+
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(data=record_sets(), include_headers=st.booleans(), batch_rows=st.integers(1, 9))
+def test_generated_sets_same_as_reference(data, include_headers, batch_rows):
+    outcome = assert_same(data, include_headers=include_headers, batch_rows=batch_rows)
+    assert outcome.error is None
+    for batch in columnar.iter_arrow_batches(
+        data, include_headers=include_headers, batch_rows=batch_rows
+    ):
+        assert 0 < batch.num_rows <= batch_rows
+
+
+@contextmanager
+def chunk_bytes(size: int):
+    saved = columnar.CHUNK_BYTES
+    columnar.CHUNK_BYTES = size
+    try:
+        yield
+    finally:
+        columnar.CHUNK_BYTES = saved
+
+
+@SETTINGS
+@given(data=record_sets(), chunk=st.integers(30, 400), threads=st.sampled_from((1, 2)))
+def test_many_small_chunks_and_threads(data, chunk, threads):
+    """Chunk boundaries anywhere, decoded in worker threads: the same table."""
+    with chunk_bytes(chunk):
+        assert_same(data, include_headers=True, threads=threads)
+
+
+def test_records_bigger_than_the_first_guess_of_buffer_sizes():
+    """Big keys, many headers, big header values: the decoder's first buffers (sized for
+    usual records) overflow and the rest of the chunk is decoded again into bigger ones."""
+    big = [
+        {
+            "key": bytes([i]) * 8000,
+            "value": b"v",
+            "headers": [(f"h{j}", b"x" * 3000) for j in range(5)],
+            "offset_delta": i,
+        }
+        for i in range(3)
+    ]
+    many = [{"value": b"w", "headers": [(f"k{j}", None) for j in range(40)]}]
+    small = [{"key": b"k", "value": b"v" * 50, "offset_delta": i} for i in range(4)]
+    data = b"".join(
+        [
+            build_record_batch(small, base_offset=0),
+            build_record_batch(big, base_offset=4),
+            build_record_batch(many, base_offset=7),
+            build_record_batch(small, base_offset=8),
+            build_record_batch(big, base_offset=12, codec=0),
+        ]
+    )
+    outcome = assert_same(data, include_headers=True)
+    assert outcome.table.num_rows == 15
+    assert_same(data, include_headers=False)
+
+
+def test_a_reader_left_halfway_closes_cleanly(tmp_path):
+    """A consumer that stops early: worker threads finish, the mapped file is let go."""
+    path = tmp_path / "t-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(
+        b"".join(
+            build_record_batch([{"value": b"v" * 100}] * 50, base_offset=50 * i) for i in range(40)
+        )
+    )
+    with chunk_bytes(2000):
+        batches = columnar.iter_arrow_batches(str(path), batch_rows=10, threads=2)
+        first = next(batches)
+        batches.close()
+    assert first.num_rows == 10 and first["topic"][0].as_py() == "t"
+    path.unlink()
+
+
+def test_a_trailing_partial_batch_is_a_tail():
+    data = build_record_batch([{"value": b"x" * 10}]) * 3
+    for cut in (1, 17, 18, 40):
+        outcome = assert_same(data[:-cut])
+        assert outcome.table.num_rows == 2
+        assert outcome.truncated[0][-1] == len(data) // 3 - cut
+
+
+# --- damage -----------------------------------------------------------------------------------
+
+
+@st.composite
+def damaged_sets(draw) -> bytes:
+    data = bytearray(draw(record_sets()))
+    for _ in range(draw(st.integers(1, 4))):
+        how = draw(st.sampled_from(("flip", "byte", "cut", "length")))
+        at = draw(st.integers(0, len(data) - 1))
+        if how == "flip":
+            data[at] ^= 1 << draw(st.integers(0, 7))
+        elif how == "byte":
+            data[at] = draw(st.sampled_from((0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF)))
+        elif how == "cut":
+            del data[at:]
+        elif at + 4 <= len(data):
+            data[at : at + 4] = struct.pack(">i", draw(st.integers(-(2**31), 2**31 - 1)))
+        if not data:
+            data = bytearray(b"\0")
+    return bytes(data)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=damaged_sets(),
+    verify_crc=st.booleans(),
+    errors=st.sampled_from(("strict", "skip")),
+)
+def test_damaged_sets_fail_as_the_reference_does(data, verify_crc, errors):
+    """Mutated bytes: the same rows, the same errors (class, position, base offset) raised
+    or reported, and never anything but a KafkaFormatError from the fast path."""
+    assert_same(data, verify_crc=verify_crc, errors=errors, include_headers=True)
+
+
+def test_crc_mismatch_raises_or_is_skipped():
+    good = build_record_batch([{"value": b"a"}], base_offset=0)
+    bad = bytearray(build_record_batch([{"value": b"b"}], base_offset=1))
+    bad[-1] ^= 0xFF
+    data = good + bytes(bad) + good
+    with pytest.raises(kf.CrcMismatchError) as info:
+        columnar.read_table(data)
+    assert info.value.position == len(good) and info.value.base_offset == 1
+    report = kf.Report()
+    table = columnar.read_table(data, errors="skip", report=report)
+    assert table["value"].to_pylist() == [b"a", b"a"]
+    assert [type(e) for e in report.errors] == [kf.CrcMismatchError]
+    assert_same(data, errors="skip")
+
+
+def test_rows_before_a_strict_error_are_a_prefix_of_the_good_rows():
+    batches = [
+        build_record_batch(
+            [{"value": bytes([i]), "offset_delta": d} for d in range(3)], base_offset=3 * i
+        )
+        for i in range(6)
+    ]
+    broken = bytearray(batches[4])
+    broken[-1] ^= 1
+    data = b"".join(batches[:4]) + bytes(broken) + batches[5]
+    seen = []
+    with pytest.raises(kf.CrcMismatchError):
+        for batch in columnar.iter_arrow_batches(data, batch_rows=2):
+            seen.extend(batch["offset"].to_pylist())
+    assert seen == list(range(len(seen))) and len(seen) <= 12
+
+
+def test_a_batch_of_no_records_is_not_decompressed():
+    """As Kafka: an empty compressed batch is read as empty, whatever its payload, but an
+    undefined codec id is still an error."""
+    empty_gzip = build_record_batch(compressed_payload=b"", records_count=0, codec=1)
+    junk_lz4 = build_record_batch(compressed_payload=b"junk", records_count=0, codec=3)
+    data = empty_gzip + junk_lz4 + build_record_batch([{"value": b"v"}], base_offset=1)
+    outcome = assert_same(data)
+    assert outcome.table["value"].to_pylist() == [b"v"]
+    bad_codec = build_record_batch(compressed_payload=b"", records_count=0, attributes=6)
+    outcome = assert_same(bad_codec)
+    assert outcome.error[0] == "UnsupportedCodecError"
+
+
+def test_offset_beyond_int64_is_a_corrupt_batch():
+    data = build_record_batch([{"value": b"v", "offset_delta": 5}], base_offset=2**63 - 2)
+    with pytest.raises(kf.CorruptBatchError):
+        columnar.read_table(data)
+    with pytest.raises(OverflowError):  # the reference's gap, which the fast path closes
+        reference_read_table(data)
+
+
+def test_header_key_that_is_not_utf8_is_a_corrupt_batch():
+    data = bytearray(build_record_batch([{"value": b"v", "headers": [("ab", b"x")]}]))
+    at = data.index(b"ab")
+    data[at] = 0xC0  # an overlong lead byte: never valid UTF-8
+    assert_same(bytes(data), verify_crc=False)
+    with pytest.raises(kf.CorruptBatchError):
+        columnar.read_table(bytes(data), verify_crc=False)
+
+
+# --- read_committed ---------------------------------------------------------------------------
+
+
+def _control(offset: int, producer_id: int, commit: bool) -> bytes:
+    key = struct.pack(">hh", 0, 1 if commit else 0)
+    value = struct.pack(">hi", 0, 7)
+    return build_record_batch(
+        [{"key": key, "value": value}],
+        base_offset=offset,
+        producer_id=producer_id,
+        producer_epoch=0,
+        is_transactional=True,
+        is_control=True,
+    )
+
+
+@st.composite
+def transactional_sets(draw) -> bytes:
+    """Producers' transactions interleaved: each commits, aborts or stays open; plain
+    (non-transactional) batches in between."""
+    parts = []
+    offset = 0
+    open_txns: dict[int, bool] = {}
+    for _ in range(draw(st.integers(1, 14))):
+        pid = draw(st.integers(0, 3))
+        action = draw(st.sampled_from(("data", "data", "commit", "abort", "plain")))
+        if action == "plain":
+            parts.append(build_record_batch([{"value": b"p%d" % offset}], base_offset=offset))
+        elif action == "data":
+            n = draw(st.integers(1, 3))
+            parts.append(
+                build_record_batch(
+                    [{"value": b"t%d" % (offset + i), "offset_delta": i} for i in range(n)],
+                    base_offset=offset,
+                    producer_id=pid,
+                    producer_epoch=0,
+                    base_sequence=0,
+                    is_transactional=True,
+                    codec=0,
+                )
+            )
+            open_txns[pid] = True
+            offset += n - 1
+        elif open_txns.pop(pid, False):
+            parts.append(_control(offset, pid, action == "commit"))
+        else:
+            continue
+        offset += 1
+    return b"".join(parts)
+
+
+@SETTINGS
+@given(data=transactional_sets(), errors=st.sampled_from(("strict", "skip")))
+def test_read_committed_same_as_reference(data, errors):
+    outcome = assert_same(data, isolation="read_committed", errors=errors)
+    uncommitted = assert_same(data)
+    assert outcome.table.num_rows <= uncommitted.table.num_rows
+
+
+def test_read_committed_drops_an_aborted_transaction():
+    data = b"".join(
+        [
+            build_record_batch(
+                [{"value": b"aborted"}],
+                base_offset=0,
+                producer_id=9,
+                producer_epoch=0,
+                is_transactional=True,
+            ),
+            build_record_batch([{"value": b"plain"}], base_offset=1),
+            _control(2, 9, commit=False),
+            build_record_batch(
+                [{"value": b"kept"}],
+                base_offset=3,
+                producer_id=9,
+                producer_epoch=0,
+                is_transactional=True,
+            ),
+            _control(4, 9, commit=True),
+        ]
+    )
+    table = columnar.read_table(data, isolation="read_committed")
+    assert table["value"].to_pylist() == [b"plain", b"kept"]
+    # A stream that cannot be mapped is read into memory for the two passes.
+    assert columnar.read_table(io.BytesIO(data), isolation="read_committed").equals(table)
+    got = fast(io.BytesIO(data), isolation="read_committed")
+    want = reference(io.BytesIO(data), isolation="read_committed")
+    assert got.table.equals(want.table) and got.error == want.error is None
+    assert columnar.read_table(data)["value"].to_pylist() == [b"aborted", b"plain", b"kept"]
+    assert_same(data, isolation="read_committed")
+
+
+# --- API --------------------------------------------------------------------------------------
+
+
+def test_public_names_are_the_fast_path():
+    assert kf.read_table is columnar.read_table
+    assert kf.iter_arrow_batches is columnar.iter_arrow_batches
+    assert kf.arrow_schema(True) == columnar.arrow_schema(True)
+
+
+def test_bad_options_raise_value_error():
+    for options in ({"errors": "ignore"}, {"isolation": "dirty"}, {"batch_rows": 0}):
+        with pytest.raises(ValueError):
+            columnar.read_table(b"", **options)
+
+
+def test_reference_batches_are_full_and_fast_ones_bounded():
+    data = b"".join(build_record_batch([{"value": b"v"}] * 3, base_offset=3 * i) for i in range(5))
+    ref_sizes = [b.num_rows for b in reference_iter_arrow_batches(data, batch_rows=4)]
+    fast_sizes = [b.num_rows for b in columnar.iter_arrow_batches(data, batch_rows=4)]
+    assert ref_sizes == [4, 4, 4, 3]
+    assert sum(fast_sizes) == 15 and max(fast_sizes) <= 4
