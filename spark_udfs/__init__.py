@@ -6,7 +6,8 @@
     spark.read.format("kafka_log").load("/var/lib/kafka/data").show()
     spark.sql("SELECT explode(kafka_records(content)) FROM binaryFile.`/captures/*.bin`")
 
-See :mod:`.datasource` for the source's options and :mod:`.functions` for the functions.
+See :mod:`.datasource` for the source's options and :mod:`.functions` for the functions
+(also importable from here for the DataFrame API: ``df.select(kafka_records("content"))``).
 Needs ``pyspark>=4.1`` (Python data sources, ``arrow_udf``), installed with the ``spark`` extra.
 """
 
@@ -17,9 +18,23 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+try:
+    import pyspark  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "kafka_format.spark_udfs needs pyspark>=4.1: pip install 'kafka-format[spark]'"
+    ) from exc
+
 from ..runtime.codecs import DEFAULT_MAX_BYTES
 from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
-from .functions import make_functions
+from .functions import (
+    kafka_batches,
+    kafka_decompress,
+    kafka_records,
+    make_functions,
+    try_kafka_decompress,
+    try_kafka_records,
+)
 
 
 @dataclass(slots=True)
@@ -42,7 +57,8 @@ def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Regis
     """Register the ``kafka_log`` data source and every SQL function in ``spark``.
 
     ``max_decompressed_bytes`` bounds one batch's decompressed size in the SQL functions (the
-    data source has its own option, ``maxDecompressedBytes``).
+    data source has its own option, ``maxDecompressedBytes``). Registering again replaces
+    both: reads then count in the new registration's accumulators.
     """
     bytes_read = corrupt = None
     try:
@@ -99,7 +115,12 @@ __all__ = [
     "NAME",
     "KafkaLogDataSource",
     "Registration",
+    "kafka_batches",
+    "kafka_decompress",
+    "kafka_records",
     "kafka_schema",
     "local_session",
     "register",
+    "try_kafka_decompress",
+    "try_kafka_records",
 ]

@@ -119,3 +119,13 @@ def corpus_dir() -> Path:
 @pytest.fixture(scope="session")
 def manifest(corpus_dir: Path) -> tuple[CorpusSet, ...]:
     return load_manifest(corpus_dir)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole test session (starting one takes seconds)."""
+    from kafka_format.spark_udfs import local_session
+
+    session = local_session("kafka-format-tests", conf={"spark.ui.showConsoleProgress": "false"})
+    yield session
+    session.stop()

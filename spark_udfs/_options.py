@@ -1,0 +1,250 @@
+"""The options of the ``kafka_log`` data source: names, parsing, checks, defaults.
+
+Spark hands a data source its options as a case-insensitive map of strings; everything is
+checked here, once, so that a typo fails ``load()`` with the list of known names instead of
+being ignored (Spark's own file sources ignore unknown options; Spark's Kafka source refuses
+some — we refuse all).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..runtime.codecs import DEFAULT_MAX_BYTES
+
+#: Spark's Kafka source: -2 in an offsets JSON means earliest, -1 latest.
+EARLIEST = -2
+LATEST = -1
+
+DEFAULT_MAX_BYTES_PER_PARTITION = 128 * 1024 * 1024  # as spark.sql.files.maxPartitionBytes
+DEFAULT_CORRUPT_COLUMN = "_corrupt_batch"
+
+Mode = Literal["PERMISSIVE", "DROPMALFORMED", "FAILFAST"]
+IsolationLevel = Literal["read_uncommitted", "read_committed"]
+
+#: Every option, spelled as documented; Spark lower-cases the keys it passes.
+OPTION_NAMES = (
+    "path",
+    "includeHeaders",
+    "isolationLevel",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "mode",
+    "columnNameOfCorruptRecord",
+    "verifyCrc",
+    "maxDecompressedBytes",
+    "maxBytesPerPartition",
+)
+_CANONICAL = {name.lower(): name for name in OPTION_NAMES}
+
+_SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+TopicPartition = tuple[str, int]
+
+
+class OptionError(ValueError):
+    """An option of the kafka_log source that is unknown or has a value it cannot take."""
+
+
+@dataclass(frozen=True, slots=True)
+class PerPartition:
+    """A value for every partition (``default``) with per-partition overrides, as Spark's
+    Kafka options give them: a bare number, or JSON such as ``{"orders":{"0":23,"1":-2}}``."""
+
+    default: int | None = None
+    overrides: dict[TopicPartition, int] = field(default_factory=dict)
+
+    def get(self, topic: str | None, partition: int | None) -> int | None:
+        if topic is not None and partition is not None:
+            found = self.overrides.get((topic, partition))
+            if found is not None:
+                return found
+        return self.default
+
+    @property
+    def given(self) -> bool:
+        return self.default is not None or bool(self.overrides)
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaLogOptions:
+    """The checked options of one read."""
+
+    path: str
+    include_headers: bool = False
+    isolation: IsolationLevel = "read_uncommitted"
+    starting_offsets: PerPartition = field(default_factory=PerPartition)
+    ending_offsets: PerPartition = field(default_factory=PerPartition)
+    starting_timestamps: PerPartition = field(default_factory=PerPartition)
+    ending_timestamps: PerPartition = field(default_factory=PerPartition)
+    mode: Mode = "FAILFAST"
+    corrupt_column: str = DEFAULT_CORRUPT_COLUMN
+    verify_crc: bool = True
+    max_decompressed_bytes: int = DEFAULT_MAX_BYTES
+    max_bytes_per_partition: int = DEFAULT_MAX_BYTES_PER_PARTITION
+
+
+def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
+    """Check every option and build :class:`KafkaLogOptions`; raises :class:`OptionError`."""
+    given: dict[str, str] = {}
+    for key, value in raw.items():
+        name = _CANONICAL.get(str(key).lower())
+        if name is None:
+            raise OptionError(
+                f"unknown option {key!r} for the kafka_log data source; known options: "
+                + ", ".join(OPTION_NAMES)
+            )
+        given[name] = "" if value is None else str(value)
+    path = given.get("path", "").strip()
+    if not path:
+        raise OptionError(
+            "kafka_log needs a path: spark.read.format('kafka_log').load(path), where path is a "
+            "partition directory (topic-N), a Kafka log directory, a segment file or a glob"
+        )
+    starting_ts = _timestamps(given, "startingTimestamp", "startingOffsetsByTimestamp")
+    ending_ts = _timestamps(given, "endingTimestamp", "endingOffsetsByTimestamp")
+    return KafkaLogOptions(
+        path=path,
+        include_headers=_bool(given, "includeHeaders", False),
+        isolation=_choice(given, "isolationLevel", ("read_uncommitted", "read_committed")),
+        starting_offsets=_offsets(given, "startingOffsets", refuse=LATEST),
+        ending_offsets=_offsets(given, "endingOffsets", refuse=EARLIEST),
+        starting_timestamps=starting_ts,
+        ending_timestamps=ending_ts,
+        mode=_mode(given),
+        corrupt_column=given.get("columnNameOfCorruptRecord", DEFAULT_CORRUPT_COLUMN).strip()
+        or DEFAULT_CORRUPT_COLUMN,
+        verify_crc=_bool(given, "verifyCrc", True),
+        max_decompressed_bytes=_size(given, "maxDecompressedBytes", DEFAULT_MAX_BYTES),
+        max_bytes_per_partition=_size(
+            given, "maxBytesPerPartition", DEFAULT_MAX_BYTES_PER_PARTITION, minimum=1
+        ),
+    )
+
+
+def _bool(given: dict[str, str], name: str, default: bool) -> bool:
+    if name not in given:
+        return default
+    value = given[name].strip().lower()
+    if value not in ("true", "false"):
+        raise OptionError(f"option {name} must be true or false, not {given[name]!r}")
+    return value == "true"
+
+
+def _choice(given: dict[str, str], name: str, allowed: tuple[str, ...]):
+    if name not in given:
+        return allowed[0]
+    value = given[name].strip().lower()
+    if value not in allowed:
+        raise OptionError(f"option {name} must be one of {', '.join(allowed)}, not {given[name]!r}")
+    return value
+
+
+def _mode(given: dict[str, str]) -> Mode:
+    value = given.get("mode", "FAILFAST").strip().upper()
+    if value not in ("PERMISSIVE", "DROPMALFORMED", "FAILFAST"):
+        raise OptionError(
+            f"option mode must be PERMISSIVE, DROPMALFORMED or FAILFAST, not {given['mode']!r}"
+        )
+    return value  # type: ignore[return-value]
+
+
+def _size(given: dict[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+    if name not in given:
+        return default
+    match = _SIZE.fullmatch(given[name])
+    if match is None:
+        raise OptionError(
+            f"option {name} must be a byte count such as 1048576, 512k or 128m, not {given[name]!r}"
+        )
+    value = int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+    if value < minimum:
+        raise OptionError(f"option {name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _offsets(given: dict[str, str], name: str, *, refuse: int) -> PerPartition:
+    """``earliest`` / ``latest``, one number for every partition, or Spark's JSON form."""
+    if name not in given:
+        return PerPartition()
+    text = given[name].strip()
+    words = {"earliest": EARLIEST, "latest": LATEST}
+    if text.lower() in words:
+        result = PerPartition(default=words[text.lower()])
+    elif _is_int(text):
+        result = PerPartition(default=_offset_value(name, int(text)))
+    else:
+        result = PerPartition(overrides=_partition_json(name, text, _offset_value))
+    values = [result.default, *result.overrides.values()]
+    if refuse in values:
+        what = "latest (-1)" if refuse == LATEST else "earliest (-2)"
+        raise OptionError(
+            f"option {name} cannot be {what} in a batch read (Spark's Kafka source refuses it too)"
+        )
+    return result
+
+
+def _offset_value(name: str, value: int) -> int:
+    if value < EARLIEST:
+        raise OptionError(
+            f"option {name}: {value} is not an offset (>= 0), -2 (earliest) or -1 (latest)"
+        )
+    return value
+
+
+def _timestamps(given: dict[str, str], single: str, by_partition: str) -> PerPartition:
+    """``startingTimestamp`` (every partition) wins over ``startingOffsetsByTimestamp``
+    (per partition), as in Spark's Kafka source; likewise for the ending pair."""
+    if single in given:
+        text = given[single].strip()
+        if not _is_int(text) or int(text) < 0:
+            raise OptionError(
+                f"option {single} must be epoch milliseconds (>= 0), not {given[single]!r}"
+            )
+        return PerPartition(default=int(text))
+    if by_partition in given:
+        return PerPartition(overrides=_partition_json(by_partition, given[by_partition], _ts_value))
+    return PerPartition()
+
+
+def _ts_value(name: str, value: int) -> int:
+    if value < 0:
+        raise OptionError(f"option {name}: timestamp {value} is negative")
+    return value
+
+
+def _partition_json(name: str, text: str, check) -> dict[TopicPartition, int]:
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise OptionError(
+            f"option {name} must be a number or JSON such as "
+            f'{{"topic":{{"0":23,"1":-2}}}}, not {text!r}'
+        )
+    result: dict[TopicPartition, int] = {}
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict):
+            raise OptionError(f"option {name}: topic {topic!r} must map partitions to numbers")
+        for partition, value in partitions.items():
+            if not _is_int(str(partition)) or isinstance(value, bool) or not isinstance(value, int):
+                raise OptionError(
+                    f"option {name}: {topic!r} partition {partition!r} -> {value!r} is not "
+                    "a partition number mapped to an integer"
+                )
+            result[(str(topic), int(partition))] = check(name, value)
+    return result
+
+
+def _is_int(text: str) -> bool:
+    return bool(re.fullmatch(r"[+-]?\d+", text))

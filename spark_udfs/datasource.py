@@ -1,0 +1,241 @@
+"""``kafka_log``: Kafka log segments as a Spark DataFrame (PySpark's Python Data Source API).
+
+Reads segment files the way a consumer would see them, with the columns of Spark's own Kafka
+source, without a broker: a partition directory, a Kafka log directory, a segment file, or a
+glob of any of them, on a local disk or any filesystem ``pyarrow.fs`` opens.
+
+Usage::
+
+    from kafka_format.spark_udfs import register
+
+    kafka = register(spark)            # the data source and the SQL functions
+    df = (
+        spark.read.format("kafka_log")
+        .option("isolationLevel", "read_committed")
+        .option("startingOffsets", '{"orders":{"0":1000}}')
+        .option("includeHeaders", "true")
+        .load("/var/lib/kafka/data")   # or .../orders-0, or "s3://bucket/kafka/orders-*"
+    )
+    df.groupBy("topic", "partition").count().show()
+    print(kafka.bytes_read.value)      # log bytes the tasks read
+
+Schema, exactly that of Spark's Kafka source (``headers`` only with ``includeHeaders``)::
+
+    key binary, value binary, topic string, partition int, offset bigint,
+    timestamp timestamp, timestampType int, headers array<struct<key:string,value:binary>>
+
+``timestamp`` is null and ``timestampType`` -1 for magic 0 messages (they have none);
+``headers`` is null for a record without headers, as in Spark's source. ``topic`` and
+``partition`` come from the partition directory name (``orders-0``), null for a file outside
+one. Control records (transaction markers) never appear.
+
+Options (names are case-insensitive; an unknown option fails ``load()`` with this list):
+
+==============================  ====================  =========================================
+option                          default               meaning
+==============================  ====================  =========================================
+``path``                        (required)            partition dir, log dir, segment file or
+                                                      glob (``*``, ``?``, ``[...]``; in URIs
+                                                      ``*`` and ``[...]`` only)
+``includeHeaders``              ``false``             add the ``headers`` column
+``isolationLevel``              ``read_uncommitted``  ``read_committed`` drops aborted
+                                                      transactions and ones with no marker yet
+``startingOffsets``             ``earliest``          ``earliest``, one offset for every
+                                                      partition, or Spark's JSON
+                                                      ``{"topic":{"0":23,"1":-2}}`` (-2 earliest);
+                                                      partitions it omits start at the earliest
+``endingOffsets``               ``latest``            exclusive; ``latest``, one offset, or JSON
+                                                      (-1 latest); omitted partitions: latest
+``startingTimestamp``           none                  epoch ms for every partition: start at the
+                                                      first record with timestamp >= it (wins
+                                                      over the two options below, as in Spark)
+``startingOffsetsByTimestamp``  none                  JSON ``{"topic":{"0":ms}}``; wins over
+                                                      ``startingOffsets`` for the partitions it
+                                                      names
+``endingTimestamp``,            none                  stop before the first record with timestamp
+``endingOffsetsByTimestamp``                          >= the given one
+``mode``                        ``FAILFAST``          ``FAILFAST``, ``DROPMALFORMED`` or
+                                                      ``PERMISSIVE``: see below
+``columnNameOfCorruptRecord``   ``_corrupt_batch``    PERMISSIVE's corrupt-batch column
+``verifyCrc``                   ``true``              check each batch's CRC (CRC-32C / CRC-32)
+``maxDecompressedBytes``        ``256m``              bound on one batch's decompressed size
+                                                      (a larger batch is damage)
+``maxBytesPerPartition``        ``128m``              split a segment range larger than this at
+                                                      batch boundaries (from ``.index``)
+==============================  ====================  =========================================
+
+Sizes take a byte count or a suffix: ``512k``, ``128m``, ``1g``. A partition with no record at
+or after a starting timestamp yields nothing (Spark's source fails by default there); a
+partition with none at or after an ending timestamp is read to its end.
+
+Damaged batches (a CRC that does not hold, records that do not parse, a codec that fails or
+inflates past ``maxDecompressedBytes``) follow Spark's file-source modes:
+
+* ``FAILFAST`` (the default, as Spark's Kafka source fails on a corrupt record): the query
+  fails with the file, the byte position in it, the batch's base offset and the reason.
+* ``DROPMALFORMED``: the batch is dropped.
+* ``PERMISSIVE``: the batch is dropped unless the schema given with ``.schema(...)`` has the
+  corrupt-batch column (``_corrupt_batch``, or ``columnNameOfCorruptRecord``), as Spark's
+  CSV/JSON sources keep corrupt records only in such a column. Then each damaged batch is one
+  row: ``topic``, ``partition``, ``offset`` = its base offset, the column = the error
+  (``string``) or the batch's raw bytes (``binary``, ready for ``kafka_batches``), other
+  columns null. E.g. ``.schema(KAFKA_SCHEMA_DDL + ", _corrupt_batch string")``.
+
+Every mode counts damaged batches in ``register(spark).corrupt_batches``. A truncated batch at
+the end of a file is not damage (Kafka stops reading there too), and a damaged length field
+ends that task's read of the segment.
+
+Partitioning and pruning: one input partition per segment, a segment range larger than
+``maxBytesPerPartition`` split at batch boundaries found through its ``.index``. Offsets and
+timestamps are pruned on the driver through the file names, ``.index`` and ``.timeindex``, so
+the tasks read only the byte ranges that hold the wanted offsets; ``register(spark).bytes_read``
+counts what the tasks read. ``read_committed`` needs every aborted transaction overlapping the
+read: the driver reads the ``.txnindex`` files and walks the batch headers (61 bytes a batch)
+from the read's start to the transactions' markers, so each task drops the right batches
+however the segment is split. Where an index is missing, damaged, or disagrees with its log,
+the driver walks that segment's headers instead: slower planning, same rows.
+
+Other filesystems: a URI is opened with ``pyarrow.fs.FileSystem.from_uri`` on the driver and in
+every task, e.g. ``s3://bucket/kafka/orders-0``, ``gs://bucket/logs``,
+``hdfs://namenode:8020/kafka``, ``file:///var/lib/kafka``. Credentials come from the
+environment as pyarrow looks for them (AWS_* variables, instance profiles, GOOGLE_APPLICATION_
+CREDENTIALS, the Hadoop configuration); options go in the query string, e.g.
+``s3://bucket/logs?region=eu-west-1&endpoint_override=minio:9000&scheme=http``. Reads are
+ranged (16 MiB per request, or one request per larger batch).
+
+Executors need this package installed (``pip install kafka-format[spark]``), as they decode
+the batches in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from ._options import KafkaLogOptions, OptionError, parse_options
+from ._planning import KafkaLogSplit, plan
+from ._reading import Counters, Output, read_split
+
+NAME = "kafka_log"
+
+HEADERS_TYPE = ArrayType(
+    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+)
+_COLUMNS: tuple[tuple[str, DataType], ...] = (
+    ("key", BinaryType()),
+    ("value", BinaryType()),
+    ("topic", StringType()),
+    ("partition", IntegerType()),
+    ("offset", LongType()),
+    ("timestamp", TimestampType()),
+    ("timestampType", IntegerType()),
+    ("headers", HEADERS_TYPE),
+)
+_TYPES = dict(_COLUMNS)
+
+#: The schema as DDL, for ``.schema(KAFKA_SCHEMA_DDL + ", _corrupt_batch string")``.
+KAFKA_SCHEMA_DDL = ", ".join(f"`{n}` {t.simpleString()}" for n, t in _COLUMNS)
+
+
+def kafka_schema(include_headers: bool = False) -> StructType:
+    """Spark's Kafka source schema (``headers`` last, only with ``include_headers``)."""
+    return StructType(
+        [
+            StructField(name, dtype, True)
+            for name, dtype in _COLUMNS
+            if include_headers or name != "headers"
+        ]
+    )
+
+
+class KafkaLogDataSource(DataSource):
+    """The ``kafka_log`` data source; see the module docstring."""
+
+    #: Set on the class :func:`~kafka_format.spark_udfs.register` registers; None otherwise.
+    bytes_read_accumulator: Any = None
+    corrupt_batches_accumulator: Any = None
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        return kafka_schema(parse_options(self.options).include_headers)
+
+    def reader(self, schema: StructType) -> KafkaLogReader:
+        options = parse_options(self.options)
+        return KafkaLogReader(
+            options,
+            output_for(schema, options),
+            Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
+        )
+
+
+class KafkaLogReader(DataSourceReader):
+    """Plans on the driver (:meth:`partitions`), reads in the tasks (:meth:`read`)."""
+
+    def __init__(self, options: KafkaLogOptions, output: Output, counters: Counters) -> None:
+        self.options = options
+        self.output = output
+        self.counters = counters
+
+    def partitions(self) -> list[InputPartition]:
+        return list(plan(self.options))
+
+    def read(self, partition: InputPartition):
+        if not isinstance(partition, KafkaLogSplit):
+            return iter(())  # Spark's stand-in partition when planning found nothing
+        return read_split(partition, self.options, self.output, self.counters)
+
+
+def output_for(schema: StructType, options: KafkaLogOptions) -> Output:
+    """Check a schema (the default one or the user's) against the source's columns."""
+    corrupt = None
+    for f in schema.fields:
+        if f.name == options.corrupt_column:
+            if not isinstance(f.dataType, StringType | BinaryType):
+                raise OptionError(
+                    f"the corrupt-batch column {f.name!r} must be string or binary, "
+                    f"not {f.dataType.simpleString()}"
+                )
+            corrupt = f.name
+            continue
+        expected = _TYPES.get(f.name)
+        if expected is None:
+            raise OptionError(
+                f"column {f.name!r} is not a column of the kafka_log source; its columns: "
+                + ", ".join(_TYPES)
+                + f", and the corrupt-batch column {options.corrupt_column!r} (string or binary)"
+            )
+        if f.dataType != expected:
+            raise OptionError(
+                f"column {f.name!r} must be {expected.simpleString()}, "
+                f"not {f.dataType.simpleString()}"
+            )
+    return Output(
+        schema=to_arrow_schema(schema, timezone="UTC"),
+        include_headers="headers" in schema.fieldNames(),
+        corrupt_column=corrupt,
+    )
+
+
+__all__ = [
+    "KAFKA_SCHEMA_DDL",
+    "NAME",
+    "KafkaLogDataSource",
+    "KafkaLogReader",
+    "kafka_schema",
+]

@@ -1,0 +1,303 @@
+"""SQL functions over Kafka bytes held in a binary column: Arrow UDFs (``arrow_udf``).
+
+For record sets that arrive as values rather than files in a log directory: ``binaryFile``
+rows, raw batches captured from the wire or another system, a compressed payload::
+
+    register(spark)
+    spark.sql(\"\"\"
+        SELECT path, r.offset, r.value
+        FROM binaryFile.`/captures/*.bin`
+        LATERAL VIEW explode(kafka_records(content)) AS r
+    \"\"\")
+    from kafka_format.spark_udfs.functions import kafka_batches
+    df.select(kafka_batches("content"))
+
+==========================================  =============================================
+function                                    result
+==========================================  =============================================
+``kafka_records(bytes)``                    ``array<struct<offset, timestamp,
+                                            timestampType, key, value, headers>>``: the data
+                                            records of a record set (whole batches back to
+                                            back), as a read_uncommitted consumer sees them;
+                                            fails the query on a damaged batch
+``try_kafka_records(bytes)``                the same, null where ``kafka_records`` fails
+``kafka_batches(bytes)``                    ``array<struct<...>>``: one entry per batch with
+                                            every header field, the codec's name, the stored
+                                            and computed CRC and whether it holds; damage is
+                                            reported in ``error``, never raised
+``kafka_decompress(bytes, codec)``          the decompressed bytes; ``codec`` is a name
+                                            (``gzip``, ``snappy``, ``lz4``, ``zstd``,
+                                            ``none``) or a Kafka codec id (``'1'``)
+``try_kafka_decompress(bytes, codec)``      the same, null where ``kafka_decompress`` fails
+==========================================  =============================================
+
+Null input gives null output. Every function bounds what one batch may inflate to
+(``register(spark, max_decompressed_bytes=...)``, 256 MiB by default). They hold a whole value
+in memory: for segment files, the ``kafka_log`` data source reads in ranges and splits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+from pyspark.sql.functions import arrow_udf
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from ..runtime.codecs import DEFAULT_MAX_BYTES, Codec, decompress
+from ..runtime.columnar import HEADER_TYPE, iter_arrow_batches
+from ..runtime.errors import DecompressionError, FramingError, KafkaFormatError
+from ..runtime.jsonform import codec_name
+from ..runtime.model import Batch, Report
+from ..runtime.reader import iter_batches
+from .datasource import HEADERS_TYPE
+
+RECORD_FIELDS = ("offset", "timestamp", "timestampType", "key", "value", "headers")
+RECORDS_TYPE = pa.list_(
+    pa.struct(
+        [
+            pa.field("offset", pa.int64()),
+            pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+            pa.field("timestampType", pa.int32()),
+            pa.field("key", pa.binary()),
+            pa.field("value", pa.binary()),
+            pa.field("headers", HEADER_TYPE),
+        ]
+    )
+)
+RECORDS_SPARK_TYPE = ArrayType(
+    StructType(
+        [
+            StructField("offset", LongType()),
+            StructField("timestamp", TimestampType()),
+            StructField("timestampType", IntegerType()),
+            StructField("key", BinaryType()),
+            StructField("value", BinaryType()),
+            StructField("headers", HEADERS_TYPE),
+        ]
+    )
+)
+
+_LONG = (pa.int64(), LongType())
+_INT = (pa.int32(), IntegerType())
+_BOOL = (pa.bool_(), BooleanType())
+_STRING = (pa.string(), StringType())
+#: (name, (Arrow type, Spark type)) of each kafka_batches field, in order.
+BATCH_FIELDS = (
+    ("position", _LONG),
+    ("size", _INT),
+    ("baseOffset", _LONG),
+    ("lastOffset", _LONG),
+    ("batchLength", _INT),
+    ("partitionLeaderEpoch", _INT),
+    ("magic", _INT),
+    ("crc", _LONG),
+    ("computedCrc", _LONG),
+    ("crcValid", _BOOL),
+    ("attributes", _INT),
+    ("codec", _STRING),
+    ("timestampType", _INT),
+    ("isTransactional", _BOOL),
+    ("isControl", _BOOL),
+    ("hasDeleteHorizon", _BOOL),
+    ("lastOffsetDelta", _INT),
+    ("baseTimestamp", _LONG),
+    ("maxTimestamp", _LONG),
+    ("producerId", _LONG),
+    ("producerEpoch", _INT),
+    ("baseSequence", _INT),
+    ("recordsCount", _INT),
+    ("error", _STRING),
+)
+BATCHES_TYPE = pa.list_(pa.struct([pa.field(n, t[0]) for n, t in BATCH_FIELDS]))
+BATCHES_SPARK_TYPE = ArrayType(StructType([StructField(n, t[1]) for n, t in BATCH_FIELDS]))
+
+_CODECS = {c.name.lower(): c for c in Codec}
+
+
+def records_of(blobs: pa.Array, *, strict: bool, max_bytes: int) -> pa.Array:
+    """``kafka_records`` over an Arrow array of binary values."""
+    offsets = [0]
+    valid = []
+    pieces = []
+    for i in range(len(blobs)):
+        scalar = blobs[i]
+        if not scalar.is_valid:
+            offsets.append(offsets[-1])
+            valid.append(False)
+            continue
+        try:
+            batches = list(
+                iter_arrow_batches(
+                    memoryview(scalar.as_buffer()),
+                    include_headers=True,
+                    max_decompressed_bytes=max_bytes,
+                )
+            )
+        except KafkaFormatError as exc:
+            if strict:
+                raise KafkaFormatError(f"kafka_records, row {i} of this batch: {exc}") from exc
+            offsets.append(offsets[-1])
+            valid.append(False)
+            continue
+        for batch in batches:
+            pieces.append(
+                pa.StructArray.from_arrays(
+                    [batch.column(n) for n in RECORD_FIELDS],
+                    fields=list(RECORDS_TYPE.value_type),
+                )
+            )
+        offsets.append(offsets[-1] + sum(b.num_rows for b in batches))
+        valid.append(True)
+    values = pa.concat_arrays(pieces) if pieces else pa.array([], type=RECORDS_TYPE.value_type)
+    mask = pa.array([not v for v in valid], pa.bool_())
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=mask)
+
+
+def batches_of(blobs: pa.Array) -> pa.Array:
+    """``kafka_batches`` over an Arrow array of binary values."""
+    rows: list[list[dict] | None] = []
+    for i in range(len(blobs)):
+        scalar = blobs[i]
+        if not scalar.is_valid:
+            rows.append(None)
+            continue
+        report = Report()
+        entries = [
+            _batch_entry(b)
+            for b in iter_batches(
+                memoryview(scalar.as_buffer()),
+                records=False,
+                verify_crc="report",
+                errors="skip",
+                report=report,
+            )
+        ]
+        for exc in report.errors:
+            if isinstance(exc, FramingError):  # the walk stopped here; damaged batches are above
+                entries.append({"position": exc.position, "error": str(exc)})
+        for tail in report.truncated:
+            entries.append({"position": tail.position, "size": tail.size, "error": str(tail)})
+        rows.append(entries)
+    return pa.array(rows, type=BATCHES_TYPE)
+
+
+def _batch_entry(b: Batch) -> dict:
+    return {
+        "position": b.position,
+        "size": b.size,
+        "baseOffset": b.base_offset,
+        "lastOffset": b.last_offset,
+        "batchLength": b.size - 12,
+        "partitionLeaderEpoch": b.partition_leader_epoch,
+        "magic": b.magic,
+        "crc": b.crc,
+        "computedCrc": b.computed_crc,
+        "crcValid": b.crc_valid,
+        "attributes": b.attributes,
+        "codec": codec_name(b.codec),
+        "timestampType": b.timestamp_type,
+        "isTransactional": b.is_transactional,
+        "isControl": b.is_control,
+        "hasDeleteHorizon": b.has_delete_horizon,
+        "lastOffsetDelta": b.last_offset_delta,
+        "baseTimestamp": b.base_timestamp,
+        "maxTimestamp": b.max_timestamp,
+        "producerId": b.producer_id,
+        "producerEpoch": b.producer_epoch,
+        "baseSequence": b.base_sequence,
+        "recordsCount": b.records_count,
+        "error": None if b.error is None else str(b.error),
+    }
+
+
+def decompress_of(blobs: pa.Array, codecs: pa.Array, *, strict: bool, max_bytes: int) -> pa.Array:
+    """``kafka_decompress`` over Arrow arrays of binary values and codec names."""
+    out: list[bytes | None] = []
+    for i in range(len(blobs)):
+        scalar, codec = blobs[i], codecs[i]
+        if not scalar.is_valid or not codec.is_valid:
+            out.append(None)
+            continue
+        try:
+            out.append(_decompress_one(memoryview(scalar.as_buffer()), codec.as_py(), max_bytes))
+        except (KafkaFormatError, ValueError) as exc:
+            if strict:
+                raise KafkaFormatError(f"kafka_decompress, row {i} of this batch: {exc}") from exc
+            out.append(None)
+    return pa.array(out, pa.binary())
+
+
+def _decompress_one(data: memoryview, codec: str, max_bytes: int) -> bytes:
+    text = str(codec).strip().lower()
+    if text.isdigit():
+        codec_id = int(text)
+    elif text in _CODECS:
+        codec_id = int(_CODECS[text])
+    else:
+        raise ValueError(f"unknown codec {codec!r}; use none, gzip, snappy, lz4, zstd or 0-4")
+    try:
+        return decompress(codec_id, data, magic=2, max_bytes=max_bytes)
+    except DecompressionError:
+        if codec_id != Codec.LZ4:
+            raise
+        # Kafka 0.8/0.9 wrote lz4 frame headers with a checksum newer readers refuse.
+        return decompress(codec_id, data, magic=0, max_bytes=max_bytes)
+
+
+def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Callable]:
+    """Every SQL function as an Arrow UDF, by its SQL name."""
+    limit = max_decompressed_bytes
+
+    def kafka_records(data: pa.Array) -> pa.Array:
+        return records_of(data, strict=True, max_bytes=limit)
+
+    def try_kafka_records(data: pa.Array) -> pa.Array:
+        return records_of(data, strict=False, max_bytes=limit)
+
+    def kafka_batches(data: pa.Array) -> pa.Array:
+        return batches_of(data)
+
+    def kafka_decompress(data: pa.Array, codec: pa.Array) -> pa.Array:
+        return decompress_of(data, codec, strict=True, max_bytes=limit)
+
+    def try_kafka_decompress(data: pa.Array, codec: pa.Array) -> pa.Array:
+        return decompress_of(data, codec, strict=False, max_bytes=limit)
+
+    return {
+        "kafka_records": arrow_udf(kafka_records, RECORDS_SPARK_TYPE),
+        "try_kafka_records": arrow_udf(try_kafka_records, RECORDS_SPARK_TYPE),
+        "kafka_batches": arrow_udf(kafka_batches, BATCHES_SPARK_TYPE),
+        "kafka_decompress": arrow_udf(kafka_decompress, BinaryType()),
+        "try_kafka_decompress": arrow_udf(try_kafka_decompress, BinaryType()),
+    }
+
+
+_DEFAULTS = make_functions()
+#: The functions for the DataFrame API: ``df.select(kafka_records("content"))``.
+kafka_records = _DEFAULTS["kafka_records"]
+try_kafka_records = _DEFAULTS["try_kafka_records"]
+kafka_batches = _DEFAULTS["kafka_batches"]
+kafka_decompress = _DEFAULTS["kafka_decompress"]
+try_kafka_decompress = _DEFAULTS["try_kafka_decompress"]
+
+__all__ = [
+    "BATCHES_SPARK_TYPE",
+    "RECORDS_SPARK_TYPE",
+    "kafka_batches",
+    "kafka_decompress",
+    "kafka_records",
+    "make_functions",
+    "try_kafka_decompress",
+    "try_kafka_records",
+]
