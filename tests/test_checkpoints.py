@@ -12,6 +12,7 @@ import uuid
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafka_format.runtime.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
     LEADER_EPOCH_CHECKPOINT,

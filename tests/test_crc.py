@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from kafka.record import _crc32c as kafka_python_crc32c
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
 from kafka_format.runtime.codecs import decompress
 from kafka_format.runtime.crc import (
     FrameCrc,

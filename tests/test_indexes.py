@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
 from kafka_format.runtime.errors import IndexFileError, KafkaFormatError
 from kafka_format.runtime.indexes import (
     NO_TIMESTAMP,

@@ -15,12 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError
+
 from kafka_format.generated.kaitai.kafka_enums import KafkaEnums
 from kafka_format.generated.kaitai.legacy_message import LegacyMessage
 from kafka_format.generated.kaitai.record_batch import RecordBatch
 from kafka_format.generated.kaitai.record_set import RecordSet
 from kafka_format.generated.kaitai_debug.record_set import RecordSet as DebugRecordSet
-from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -13,13 +13,14 @@ import crc32c
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError
+
 from kafka_format.generated.kaitai.control_record_key import ControlRecordKey
 from kafka_format.generated.kaitai.end_txn_marker import EndTxnMarker
 from kafka_format.generated.kaitai.offset_index import OffsetIndex
 from kafka_format.generated.kaitai.producer_snapshot import ProducerSnapshot
 from kafka_format.generated.kaitai.time_index import TimeIndex
 from kafka_format.generated.kaitai.txn_index import TxnIndex
-from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

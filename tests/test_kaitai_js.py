@@ -17,11 +17,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kaitaistruct import BytesIO, KaitaiStream
+
 from kafka_format.generated.kaitai.legacy_message import LegacyMessage
 from kafka_format.generated.kaitai.record_batch import RecordBatch
 from kafka_format.generated.kaitai.record_set import RecordSet
 from kafka_format.generated.kaitai.varint import Varint
-from kaitaistruct import BytesIO, KaitaiStream
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

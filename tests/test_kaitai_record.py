@@ -8,11 +8,12 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError, ValidationNotEqualError
+
 from kafka_format.generated.kaitai.kafka_enums import KafkaEnums
 from kafka_format.generated.kaitai.record import Record
 from kafka_format.generated.kaitai.record_batch import RecordBatch
 from kafka_format.generated.kaitai.record_list import RecordList
-from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError, ValidationNotEqualError
 
 
 def varint(v: int) -> bytes:

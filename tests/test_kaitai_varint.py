@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from kafka_format.generated.kaitai.varint import Varint
 from kaitaistruct import BytesIO, KaitaiStream, ValidationExprError
+
+from kafka_format.generated.kaitai.varint import Varint
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 

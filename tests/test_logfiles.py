@@ -11,6 +11,7 @@ import uuid
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafka_format.runtime.errors import KafkaFormatError
 from kafka_format.runtime.logfiles import (
     DirState,

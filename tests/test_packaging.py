@@ -17,7 +17,16 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
     )
@@ -56,7 +65,8 @@ def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
         [
             str(py),
             "-c",
-            "import kafka_format, kafka_format.runtime.reader, kafka_format.generated.kaitai.record_batch;"
+            "import kafka_format, kafka_format.runtime.reader;"
+            "import kafka_format.generated.kaitai.record_batch;"
             "import importlib.util as u;"
             "print(kafka_format.__file__);"
             "print(u.find_spec('runtime'), u.find_spec('generated'))",

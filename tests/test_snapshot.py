@@ -12,6 +12,7 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kafka_format.runtime.errors import CrcMismatchError, IndexFileError, KafkaFormatError
 from kafka_format.runtime.snapshot import (
     ProducerSnapshot,

@@ -11,6 +11,7 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kafka_format.runtime.errors import IndexFileError, KafkaFormatError
 from kafka_format.runtime.txnindex import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 
