@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from .errors import KafkaFormatError
 
 #: Modules of this package that each add one sub-command with ``register(subparsers)``.
-COMMAND_MODULES = ("dump", "inspect_cmd", "find", "verify", "generate")
+COMMAND_MODULES = (
+    "dump",
+    "inspect_cmd",
+    "find",
+    "verify",
+    "generate",
+    "producers_cmd",
+)
 
 
 def positive_int(text: str) -> int:
