@@ -6,8 +6,11 @@
     spark.read.format("kafka_log").load("/var/lib/kafka/data").show()
     spark.sql("SELECT explode(kafka_records(content)) FROM binaryFile.`/captures/*.bin`")
 
-See :mod:`.datasource` for the source's options and :mod:`.functions` for the functions
-(also importable from here for the DataFrame API: ``df.select(kafka_records("content"))``).
+See :mod:`.datasource` for the source's options, :mod:`.functions` for the functions over
+record sets (also importable from here for the DataFrame API:
+``df.select(kafka_records("content"))``) and :mod:`.internal` for the decoders of Kafka's
+internal topics (``kafka_offsets_key``, ``kafka_offsets_value``, ``kafka_txn_log``,
+``kafka_cluster_metadata``).
 Needs ``pyspark>=4.1`` (Python data sources, ``arrow_udf``), installed with the ``spark`` extra.
 """
 
@@ -35,6 +38,7 @@ from .functions import (
     try_kafka_decompress,
     try_kafka_records,
 )
+from .internal import make_functions as make_internal_functions
 
 
 @dataclass(slots=True)
@@ -82,6 +86,7 @@ def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Regis
     )
     spark.dataSource.register(source)
     functions = make_functions(max_decompressed_bytes)
+    functions.update(make_internal_functions())
     for name, udf in functions.items():
         spark.udf.register(name, udf)
     return Registration(source, functions, bytes_read, corrupt)
