@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "verify",
     "generate",
     "producers_cmd",
+    "compact_cmd",
 )
 
 

@@ -29,6 +29,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ..runtime.codecs import DEFAULT_MAX_BYTES
+from .compaction import compact as compact_log
+from .compaction import register_compaction
 from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
 from .functions import (
     kafka_batches,
@@ -120,12 +122,14 @@ __all__ = [
     "NAME",
     "KafkaLogDataSource",
     "Registration",
+    "compact_log",
     "kafka_batches",
     "kafka_decompress",
     "kafka_records",
     "kafka_schema",
     "local_session",
     "register",
+    "register_compaction",
     "try_kafka_decompress",
     "try_kafka_records",
 ]
