@@ -46,9 +46,10 @@ from .framing import iter_frames
 from .indexes import OffsetIndex, TimeIndex
 from .logfiles import OFFSET_WIDTH, FileKind, parse_segment_file_name, segment_file_name
 from .model import Batch, ControlType, TruncatedTail
+from .progress import Progress, wanted
 from .segment import Partition, Segment
 from .snapshot import read_producer_snapshot
-from .sources import LogInput, partition_dirs
+from .sources import LogInput, partition_dirs, resolve
 from .txnindex import ABORTED_TXN_SIZE, TransactionIndex
 
 Severity = Literal["error", "warning"]
@@ -234,10 +235,13 @@ def scan_log(
     *,
     base_offset: int | None,
     next_base_offset: int | None = None,
+    progress: Progress | None = None,
 ) -> ScannedLog:
     """Read every batch of a log file, decode its records, and report what is wrong."""
     log = LogInput(str(path), path=path)
     scanned = ScannedLog(path, path.stat().st_size)
+    if progress is not None:
+        progress.begin_file(scanned.size)
     tails: list[TruncatedTail] = []
     gaps: list[tuple[int, int, int]] = []  # (offset, next offset, position of the batch)
     gap_count = 0
@@ -251,6 +255,8 @@ def scan_log(
         try:
             for frame in iter_frames(view, file=name, tails=tails):
                 scanned.end = frame.position + frame.size
+                if progress is not None:
+                    progress.at(scanned.end)
                 try:
                     batch = read_batch(frame, options, file=name)
                 except KafkaFormatError as exc:
@@ -382,8 +388,7 @@ def _check_batch_offsets(
         if first < base_offset:
             report.error(
                 "base-offset",
-                f"batch base offset {first} is below the segment's base offset "
-                f"{base_offset}",
+                f"batch base offset {first} is below the segment's base offset {base_offset}",
                 batch.position,
             )
         elif batch.last_offset - base_offset > _INT32_MAX:
@@ -680,7 +685,9 @@ def check_leader_epochs(path: Path, report: FileReport) -> None:
 # --- partitions and paths -------------------------------------------------------------------
 
 
-def verify_partition(path: str | Path, report: VerifyReport) -> None:
+def verify_partition(
+    path: str | Path, report: VerifyReport, *, progress: Progress | None = None
+) -> None:
     partition = Partition.open(path)
     for n, segment in enumerate(partition.segments):
         following = partition.segments[n + 1] if n + 1 < len(partition.segments) else None
@@ -689,6 +696,7 @@ def verify_partition(path: str | Path, report: VerifyReport) -> None:
             report,
             next_base_offset=following.base_offset if following else None,
             is_last=following is None,
+            progress=progress,
         )
     for orphan in partition.orphans:
         report.new(orphan, _kind_of(orphan)).warning(
@@ -709,6 +717,7 @@ def verify_segment(
     *,
     next_base_offset: int | None = None,
     is_last: bool = True,
+    progress: Progress | None = None,
 ) -> None:
     """Check a segment's log and indexes, each against the log."""
     log_report = report.new(segment.log, "log")
@@ -719,6 +728,7 @@ def verify_segment(
             log_report,
             base_offset=segment.base_offset,
             next_base_offset=next_base_offset,
+            progress=progress,
         )
     if segment.index is not None:
         check_offset_index(
@@ -775,7 +785,7 @@ def _base_offset_of(path: Path) -> int | None:
     return int(last) if last.isdigit() and len(last) == OFFSET_WIDTH else None
 
 
-def verify_file(path: Path, report: VerifyReport) -> None:
+def verify_file(path: Path, report: VerifyReport, *, progress: Progress | None = None) -> None:
     """One file given on its own, checked against the .log beside it where that exists."""
     kind = _kind_of(path)
     if kind == LEADER_EPOCH_CHECKPOINT:
@@ -786,7 +796,7 @@ def verify_file(path: Path, report: VerifyReport) -> None:
         return
     base = _base_offset_of(path)
     if kind == "log":
-        scan_log(path, report.new(path, "log"), base_offset=base)
+        scan_log(path, report.new(path, "log"), base_offset=base, progress=progress)
         return
     file_report = report.new(path, kind)
     if base is None:
@@ -798,7 +808,9 @@ def verify_file(path: Path, report: VerifyReport) -> None:
         log_path = sibling if sibling.is_file() else log_path
     log = None
     if log_path.is_file():
-        log = scan_log(log_path, FileReport(str(log_path), "log"), base_offset=base)
+        log = scan_log(
+            log_path, FileReport(str(log_path), "log"), base_offset=base, progress=progress
+        )
     else:
         file_report.warning("no-log", f"no {log_path.name} beside it: entries not checked")
     if kind == "index":
@@ -809,8 +821,9 @@ def verify_file(path: Path, report: VerifyReport) -> None:
         check_txn_index(path, base, log, file_report, None)
 
 
-def verify_paths(paths: Sequence[str | Path]) -> VerifyReport:
-    """Verify partition directories, log directories of them, and single files."""
+def verify_paths(paths: Sequence[str | Path], *, progress: Progress | None = None) -> VerifyReport:
+    """Verify partition directories, log directories of them, and single files;
+    ``progress`` hears of every batch read (see :func:`log_bytes`)."""
     report = VerifyReport()
     for raw in paths:
         path = Path(raw)
@@ -818,7 +831,7 @@ def verify_paths(paths: Sequence[str | Path]) -> VerifyReport:
             if path.is_dir():
                 partition = Partition.open(path)
                 if partition.segments or partition.snapshots or partition.orphans:
-                    verify_partition(path, report)
+                    verify_partition(path, report, progress=progress)
                     continue
                 subs = partition_dirs(path)
                 if not subs:
@@ -826,9 +839,9 @@ def verify_paths(paths: Sequence[str | Path]) -> VerifyReport:
                         "missing", "no .log segments here, nor partition directories (topic-N)"
                     )
                 for sub in subs:
-                    verify_partition(sub, report)
+                    verify_partition(sub, report, progress=progress)
             elif path.exists():
-                verify_file(path, report)
+                verify_file(path, report, progress=progress)
             else:
                 report.new(path, "missing").error("missing", "no such file or directory")
         except KafkaFormatError as exc:
@@ -854,7 +867,8 @@ Errors: CRC mismatches, undecodable batches, index entries that do not match the
 checks, .txnindex entries without ABORT markers and markers without entries, snapshots with
 bad CRCs, offsets that go backwards. Warnings: non-consecutive offsets (compaction), truncated
 tails, missing or untrimmed indexes. Exit status: 0 when there is no error (warnings allowed),
-1 otherwise, 2 for bad arguments.
+1 otherwise, 2 for bad arguments. Progress goes to stderr when it is a terminal and there are
+a few MB of log to read (not with --quiet).
 """
 
 
@@ -871,7 +885,9 @@ def register(sub) -> None:
     )
     v.add_argument("paths", nargs="+", metavar="PATH", help="partition dir, log dir or file")
     v.add_argument("--json", action="store_true", help="print a machine-readable report")
-    v.add_argument("-q", "--quiet", action="store_true", help="do not print warnings")
+    v.add_argument(
+        "-q", "--quiet", action="store_true", help="do not print warnings, nor progress on stderr"
+    )
     v.set_defaults(run=_run_verify)
 
 
@@ -883,8 +899,35 @@ def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> N
     out.write(report.summary() + "\n")
 
 
+def log_bytes(paths: Sequence[str | Path]) -> tuple[int, int]:
+    """Size and number of the ``.log`` files :func:`verify_paths` reads, as far as a quick
+    look can tell: the total its progress line counts towards."""
+    total = files = 0
+    for raw in paths:
+        path = Path(raw)
+        try:
+            if not (path.is_dir() or _kind_of(path) == "log"):
+                continue  # an index or snapshot given alone: not counted (small)
+            inputs = resolve(path)
+            for log in inputs:
+                if log.path is not None:
+                    total += log.path.stat().st_size
+                    files += 1
+        except (KafkaFormatError, OSError):
+            continue  # verify_paths reports it
+    return total, files
+
+
 def _run_verify(args: argparse.Namespace) -> int:
-    report = verify_paths(args.paths)
+    progress = None
+    if wanted(quiet=args.quiet):
+        total, files = log_bytes(args.paths)
+        progress = Progress.start("verify", total, files=files, quiet=args.quiet)
+    try:
+        report = verify_paths(args.paths, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
     else:

@@ -488,3 +488,289 @@ def test_text_print_data_log_with_hex_values(tmp_path):
     assert record_lines[0].endswith(" key: alpha payload: 000102feff")
     assert record_lines[1].endswith(" headerKeys: [] payload: " + b"plain".hex())
     assert record_lines[2].endswith(" headerKeys: [] key: z")
+
+
+# --- kafka-dump-log parity: indexes, snapshots, KRaft snapshots, control records ------------
+
+
+def dump_here(*args: object) -> tuple[int, str, str]:
+    """``kafka-format dump ARGS`` in this process: (status, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from kafka_format.runtime.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(["dump", *map(str, args)])
+        except SystemExit as exc:
+            status = exc.code
+    assert "Traceback" not in err.getvalue()
+    return status, out.getvalue(), err.getvalue()
+
+
+def _segment(tmp_path: Path, batches: list[tuple[int, int]], base: int = 0) -> tuple[Path, list]:
+    """A segment of simple batches (base offset, record count); returns its path and each
+    batch's (position, last offset, max timestamp), known from how they were built."""
+    log = tmp_path / f"{base:020d}.log"
+    data = b""
+    facts = []
+    for first, count in batches:
+        facts.append((len(data), first + count - 1, T0 + first + (count - 1) * 3))
+        data += simple_batch(first, count)
+    log.write_bytes(data)
+    return log, facts
+
+
+def test_index_reports_in_kafka_dump_logs_words(tmp_path):
+    log, facts = _segment(tmp_path, [(0, 2), (2, 3), (5, 1), (6, 3)])
+    (p0, last0, ts0), (p1, last1, ts1), (p2, last2, ts2), (_, last3, ts3) = facts
+    index = log.with_suffix(".index")
+    index.write_bytes(
+        struct.pack(">ii", last0, p0)  # right
+        + struct.pack(">ii", last1 - 1, p1)  # the batch there ends one later
+        + struct.pack(">ii", last2, p2)  # right
+    )
+    timeindex = log.with_suffix(".timeindex")
+    timeindex.write_bytes(
+        struct.pack(">qi", ts0, last0)  # right
+        + struct.pack(">qi", ts1 + 7, last1)  # the log's largest timestamp is ts1
+        + struct.pack(">qi", ts0 - 1, last2)  # goes back; and is not the log's ts2
+        + struct.pack(">qi", ts3 + 100, last3 - 1)  # not the last offset of its batch
+    )
+    status, out, err = dump_here(index, timeindex)
+    assert status == 1
+    assert out.splitlines() == [
+        f"Dumping {index}",
+        f"offset: {last0} position: {p0}",
+        f"offset: {last1 - 1} position: {p1}",
+        f"offset: {last2} position: {p2}",
+        f"Dumping {timeindex}",
+        f"timestamp: {ts0} offset: {last0}",
+        f"timestamp: {ts1 + 7} offset: {last1}",
+        f"timestamp: {ts0 - 1} offset: {last2}",
+        f"timestamp: {ts3 + 100} offset: {last3 - 1}",
+    ]
+    lines = err.splitlines()
+    # Our sanity check on opening (Kafka's dump makes none unless asked) comes first...
+    assert lines[0].startswith(f"error: {timeindex} @24 ")
+    assert "is not above" in lines[0]
+    # ...then kafka-dump-log's reports, as it prints them after all files.
+    assert lines[1:] == [
+        f"Mismatches in :{index.absolute()}",
+        f"  Index offset: {last1 - 1}, log offset: {last1}",
+        f"Found timestamp mismatch in :{timeindex.absolute()}",
+        f"  Index timestamp: {ts1 + 7}, log timestamp: {ts1}",
+        f"  Index timestamp: {ts0 - 1}, log timestamp: {ts2}",
+        f"Found out of order timestamp in :{timeindex.absolute()}",
+        f"  Index timestamp: {ts0 - 1}, Previously indexed timestamp: {ts1 + 7}",
+        "The following indexed offsets are not found in the log.",
+        f"Indexed offset: {last3 - 1}, found log offset: {last3}",
+    ]
+    # --verify-index-only: the same reports, no entries.
+    status, out, err_only = dump_here("--verify-index-only", index, timeindex)
+    assert status == 1
+    assert out.splitlines() == [f"Dumping {index}", f"Dumping {timeindex}"]
+    assert err_only == err
+
+
+def test_index_entry_ending_a_later_batch_of_one_append(tmp_path):
+    """Brokers before per-batch indexing wrote, for a multi-batch append, the last offset of
+    the append at the first batch's position: Kafka's dump lists it as a mismatch, look-ups
+    still work, so it fails nothing (verify calls it a warning)."""
+    log, facts = _segment(tmp_path, [(0, 2), (2, 3), (5, 2), (7, 1)])
+    index = log.with_suffix(".index")
+    index.write_bytes(
+        struct.pack(">ii", facts[2][1], facts[1][0]) + struct.pack(">ii", 7, facts[3][0])
+    )
+    status, _, err = dump_here("--verify-index-only", index)
+    assert status == 0
+    assert err.splitlines() == [
+        f"Mismatches in :{index.absolute()}",
+        f"  Index offset: {facts[2][1]}, log offset: {facts[1][1]}",
+    ]
+
+
+def test_index_entries_that_point_nowhere(tmp_path):
+    log, facts = _segment(tmp_path, [(0, 2), (2, 3)])
+    size = log.stat().st_size
+    index = log.with_suffix(".index")
+    index.write_bytes(struct.pack(">ii", 1, facts[0][0]) + struct.pack(">ii", 3, facts[1][0] + 5))
+    status, _, err = dump_here("--verify-index-only", index)
+    assert status == 1
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {index} @8: ")
+    assert "inside the batch at" in line
+    index.write_bytes(struct.pack(">ii", 1, facts[0][0]) + struct.pack(">ii", 4, size + 100))
+    status, _, err = dump_here("--verify-index-only", index)
+    assert status == 1
+    assert err.splitlines() == [
+        f"error: {index} @8: entry 1 (offset 4, position {size + 100}) points past the end of "
+        f"the log ({size} bytes)"
+    ]
+
+
+def test_index_without_its_log(tmp_path):
+    index = tmp_path / "00000000000000000000.index"
+    index.write_bytes(struct.pack(">ii", 3, 4096))
+    status, out, err = dump_here(index)
+    assert status == 0
+    assert out.splitlines() == [f"Dumping {index}", "offset: 3 position: 4096"]
+    assert err == f"note: {index}: no .log beside it: entries not checked against the log\n"
+    status, _, err = dump_here("--verify-index-only", index)
+    assert status == 1
+    assert err.startswith(f"error: {index}: no .log beside it")
+
+
+def test_index_sanity_check(tmp_path):
+    log, facts = _segment(tmp_path, [(0, 2), (2, 3), (5, 4)])
+    index = log.with_suffix(".index")
+    timeindex = log.with_suffix(".timeindex")
+    index.write_bytes(struct.pack(">ii", 1, facts[0][0]) + struct.pack(">ii", 4, facts[1][0]))
+    timeindex.write_bytes(struct.pack(">qi", facts[0][2], 1))
+    status, out, err = dump_here("--index-sanity-check", index, timeindex)
+    assert (status, err) == (0, "")
+    assert out.splitlines() == [
+        f"Dumping {index}",
+        f"{index} passed sanity check.",
+        f"Dumping {timeindex}",
+        f"{timeindex} passed sanity check.",
+    ]
+    # Entries out of order, a partial entry: what makes the broker rebuild the index.
+    index.write_bytes(struct.pack(">ii", 4, facts[1][0]) + struct.pack(">ii", 1, facts[0][0]))
+    timeindex.write_bytes(struct.pack(">qi", facts[0][2], 1) + b"\0\0\0")
+    status, out, err = dump_here("--index-sanity-check", index, timeindex)
+    assert status == 1
+    assert out.splitlines() == [f"Dumping {index}", f"Dumping {timeindex}"]
+    first, second = err.splitlines()
+    assert first.startswith(f"error: {index} @8 ") and "is not above" in first
+    assert second.startswith(f"error: {timeindex} @12 ") and "15 bytes" in second
+    index.write_bytes(b"")
+    status, out, _ = dump_here("--index-sanity-check", index)
+    assert (status, out.splitlines()) == (0, [f"Dumping {index}", f"{index} is empty."])
+
+
+def test_max_message_size(tmp_path):
+    log, facts = _segment(tmp_path, [(0, 2), (2, 30)])
+    second = log.stat().st_size - facts[1][0]  # the size of the second batch
+    index = log.with_suffix(".index")
+    index.write_bytes(struct.pack(">ii", 1, facts[0][0]) + struct.pack(">ii", 31, facts[1][0]))
+    assert dump_here("--verify-index-only", index)[0] == 0
+    assert dump_here("--verify-index-only", "--max-message-size", second, index)[0] == 0
+    limit = second - 1
+    status, _, err = dump_here("--verify-index-only", "--max-message-size", limit, index)
+    assert status == 1
+    assert err.splitlines() == [
+        f"error: {index} @8: entry 1 (offset 31, position {facts[1][0]}): the batch there is "
+        f"{second} bytes, more than --max-message-size {limit}"
+    ]
+
+
+def _snapshot_file(path: Path, entries: list[tuple]) -> None:
+    """ProducerSnapshot v1: version, CRC-32C of the rest, count, 46-byte entries."""
+    body = struct.pack(">i", len(entries)) + b"".join(
+        struct.pack(">qhiqiqiq", *entry) for entry in entries
+    )
+    path.write_bytes(struct.pack(">hI", 1, crc32c(body)) + body)
+
+
+def test_snapshot_lines_as_kafka_prints_them(tmp_path):
+    # producer id, epoch, last sequence, last offset, offset delta, timestamp,
+    # coordinator epoch, current txn first offset
+    entries = [
+        (1000, 2, 40, 77, 4, T0, -1, -1),
+        (2000, 0, 3, 90, 5, T0 + 5, 7, 85),  # the batch's first sequence wraps below 0
+        (3000, 1, -1, -1, 0, T0 + 9, 3, 120),  # no batch metadata (last offset -1)
+    ]
+    snapshot = tmp_path / "00000000000000000100.snapshot"
+    _snapshot_file(snapshot, entries)
+    status, out, err = dump_here(snapshot)
+    assert (status, err) == (0, "")
+    # DumpLogSegments.dumpProducerIdSnapshot: the first sequence is
+    # DefaultRecordBatch.decrementSequence(lastSeq, offsetDelta), which wraps to int32 max;
+    # "lastTimestamp: N " keeps its space when no metadata follows.
+    assert out.splitlines() == [
+        f"Dumping {snapshot}",
+        "producerId: 1000 producerEpoch: 2 coordinatorEpoch: -1 currentTxnFirstOffset: "
+        f"OptionalLong.empty lastTimestamp: {T0} firstSequence: 36 lastSequence: 40 "
+        f"lastOffset: 77 offsetDelta: 4 timestamp: {T0}",
+        "producerId: 2000 producerEpoch: 0 coordinatorEpoch: 7 currentTxnFirstOffset: "
+        f"OptionalLong[85] lastTimestamp: {T0 + 5} firstSequence: {2**31 - 2} lastSequence: 3 "
+        f"lastOffset: 90 offsetDelta: 5 timestamp: {T0 + 5}",
+        "producerId: 3000 producerEpoch: 1 coordinatorEpoch: 3 currentTxnFirstOffset: "
+        f"OptionalLong[120] lastTimestamp: {T0 + 9} ",
+    ]
+    status, out, _ = dump_here("--jsonl", snapshot)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[1]["firstSequence"] == 2**31 - 2
+    assert "firstSequence" not in rows[2] and rows[2]["currentTxnFirstOffset"] == 120
+
+
+def _control_batch(base_offset: int, control_type: int, value: bytes) -> bytes:
+    return build_record_batch(
+        [RecordSpec(key=build_control_record_key(control_type), value=value)],
+        base_offset=base_offset,
+        base_timestamp=T0,
+        is_control=True,
+    )
+
+
+def test_kraft_snapshot_and_control_records(tmp_path):
+    """A KRaft ``.checkpoint`` is dumped as a log, under kafka-dump-log's header line."""
+    data = (
+        _control_batch(0, 3, struct.pack(">hqB", 0, T0, 0))  # SnapshotHeader
+        + simple_batch(1, 2)
+        + _control_batch(3, 2, b"\0\0\0\0\0\x01\x01\x01")  # LeaderChange
+        + _control_batch(4, 9, b"")  # a type this Kafka does not know
+        + _control_batch(5, 5, struct.pack(">hhB", 0, 1, 0))  # KRaftVersion
+        + _control_batch(6, 4, struct.pack(">hB", 0, 0))  # SnapshotFooter
+    )
+    snapshot = tmp_path / "00000000000000000120-0000000007.checkpoint"
+    snapshot.write_bytes(data)
+    bootstrap = tmp_path / "bootstrap.checkpoint"
+    bootstrap.write_bytes(data)
+    status, out, err = dump_here("--deep-iteration", snapshot, bootstrap)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[:2] == [f"Dumping {snapshot}", "Snapshot end offset: 120, epoch: 7"]
+    assert "Log starting offset" not in out
+    at = lines.index(f"Dumping {bootstrap}")
+    assert lines[at + 1] == "KRaft bootstrap snapshot"
+    assert lines[2:at] == lines[at + 2 :]  # the same batches and records
+    records = [line for line in lines[:at] if line.startswith("| offset:")]
+    assert [int(line.split()[2]) for line in records] == [0, 1, 2, 3, 4, 5, 6]
+    # SnapshotHeaderRecord.json, KRaftVersionRecord.json, SnapshotFooterRecord.json, as
+    # Kafka's generated JSON converters write them; the others as controlType: NAME(id).
+    assert records[0].endswith(f' SnapshotHeader {{"version":0,"lastContainedLogTimestamp":{T0}}}')
+    assert records[3].endswith(" controlType: LEADER_CHANGE(2)")
+    assert records[4].endswith(" controlType: UNKNOWN(9)")
+    assert records[5].endswith(' KRaftVersion {"version":0,"kRaftVersion":1}')
+    assert records[6].endswith(' SnapshotFooter {"version":0}')
+
+
+def test_reports_after_all_files_by_absolute_path(tmp_path, monkeypatch):
+    """Non-consecutive offsets: per file, after everything, keyed as File.getAbsolutePath."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.bin").write_bytes(simple_batch(0, 2) + simple_batch(5, 1))
+    (tmp_path / "y.bin").write_bytes(simple_batch(10, 1) + simple_batch(12, 1))
+    monkeypatch.chdir(tmp_path)
+    status, out, err = dump_here("--deep-iteration", "a/x.bin", "y.bin")
+    assert status == 0
+    assert out.count("Dumping ") == 2
+    assert err.splitlines() == [
+        f"Non-consecutive offsets in {tmp_path / 'a' / 'x.bin'}",
+        "  1 is followed by 5",
+        f"Non-consecutive offsets in {tmp_path / 'y.bin'}",
+        "  10 is followed by 12",
+    ]
+
+
+def test_no_file_is_a_usage_error():
+    status, out, err = dump_here()
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        "kafka-format dump: error: no FILE given (as arguments or --files F1,F2)"
+    )
+    status, out, _ = dump_here("--files", ",")
+    assert status == 2
