@@ -35,7 +35,15 @@ from .errors import CrcMismatchError, KafkaFormatError
 from .indexes import OffsetIndex, TimeIndex
 from .jsonform import batch_json, codec_name, record_json
 from .logfiles import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
-from .model import Batch, ControlMarker, ControlType, Record, Report, TimestampType
+from .model import (
+    Batch,
+    ControlMarker,
+    ControlType,
+    Record,
+    Report,
+    TimestampType,
+    decrement_sequence,
+)
 from .progress import Progress, wanted
 from .reader import iter_batches
 from .snapshot import read_producer_snapshot
@@ -616,13 +624,6 @@ def dump_txn_index(
     )
     _emit(rows, lambda r: " ".join(f"{k}: {v}" for k, v in r.items()), options.jsonl, out)
     return result
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """``DefaultRecordBatch.decrementSequence``: sequences wrap below 0 to int32 max."""
-    if sequence < decrement:
-        return 0x7FFFFFFF - (decrement - sequence) + 1
-    return sequence - decrement
 
 
 def _snapshot_text(row: dict) -> str:

@@ -163,6 +163,13 @@ def increment_sequence(sequence: int, increment: int) -> int:
     return sequence + increment
 
 
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """The inverse wrap (``DefaultRecordBatch.decrementSequence``): below 0 to int32 max."""
+    if sequence < decrement:
+        return 0x7FFFFFFF - (decrement - sequence) + 1
+    return sequence - decrement
+
+
 @dataclass(slots=True, frozen=True)
 class TruncatedTail:
     """Bytes at the end of a file that do not form a whole batch (Kafka stops reading there)."""

@@ -68,7 +68,7 @@ from typing import Literal
 
 from .checkpoints import CLEANER_OFFSET_CHECKPOINT, TopicPartition, read_offset_checkpoint
 from .errors import KafkaFormatError
-from .model import Batch, ControlType, Report, increment_sequence
+from .model import Batch, ControlType, Report, decrement_sequence, increment_sequence
 from .reader import iter_batches
 from .segment import Partition, SnapshotFile
 from .snapshot import ProducerSnapshot, ProducerSnapshotEntry, read_producer_snapshot
@@ -109,13 +109,6 @@ SNAPSHOT_FIELDS = (
     "coordinator_epoch",
     "current_txn_first_offset",
 )
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """``DefaultRecordBatch.decrementSequence``: the inverse of the int32 wrap-around."""
-    if sequence < decrement:
-        return _INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
 
 
 def _in_sequence(last: int, next_: int) -> bool:
