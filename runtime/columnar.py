@@ -56,7 +56,7 @@ from crc32c import crc32c
 
 from . import fastscan as fs
 from .batches import ReadOptions, read_batch
-from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
+from .codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
 from .errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
 from .framing import Frame, iter_stream_frames
@@ -575,7 +575,7 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     kinds = kind[wanted]
     count = sections[:, fs.S_COUNT]
     good = np.ones(len(wanted), bool)
-    holders: list[bytes] = []  # decompressed payloads, alive until the kernel has run
+    holders: list[bytes | pa.Buffer] = []  # decompressed payloads, alive until the kernel has run
     # Per-frame Python work only where it is needed: v2 CRCs, decompression, checks.
     if opts.verify_crc:
         todo = np.flatnonzero(kinds != _LEGACY)
@@ -651,7 +651,9 @@ def _prepare_v2(sec: np.ndarray, view: memoryview, opts: _Options, holders: list
         resolve_codec(codec, magic=2)
         return False
     if codec:
-        payload = decompress(codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes)
+        payload = decompress_buffer(
+            codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
+        )
         holders.append(payload)
         sec[fs.S_ADDR] = _address(payload)
         sec[fs.S_START] = 0
@@ -695,7 +697,9 @@ def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders:
     if value_len > end - p:
         raise CorruptBatchError("malformed message: the value runs past the message's end")
     value = view[p : p + value_len]
-    payload = decompress(attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes)
+    payload = decompress_buffer(
+        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
+    )
     holders.append(payload)
     sec[fs.S_ADDR] = _address(payload)
     sec[fs.S_START] = 0
@@ -704,7 +708,9 @@ def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders:
     sec[fs.S_COUNT] = len(payload) // 26 + 1
 
 
-def _address(data: bytes) -> int:
+def _address(data: bytes | pa.Buffer) -> int:
+    if isinstance(data, pa.Buffer):
+        return data.address
     return np.frombuffer(data, np.uint8).ctypes.data if data else 0
 
 

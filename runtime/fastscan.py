@@ -744,17 +744,18 @@ def _decode_one(
 
 
 def _crc32_tables():
-    """Slicing-by-8 tables of the CRC-32 that zlib computes (reflected 0xEDB88320)."""
-    tables = np.zeros((8, 256), np.int64)
+    """Slicing-by-16 tables of the CRC-32 that zlib computes (reflected 0xEDB88320); uint32, as
+    16 KiB of tables stay in L1 where int64 ones would not (measured: 2.1 against 1.7 GB/s)."""
+    tables = np.zeros((16, 256), np.uint32)
     for i in range(256):
         c = i
         for _ in range(8):
             c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
         tables[0, i] = c
     for i in range(256):
-        c = tables[0, i]
-        for k in range(1, 8):
-            c = tables[0, c & 0xFF] ^ (c >> 8)
+        c = int(tables[0, i])
+        for k in range(1, 16):
+            c = int(tables[0, c & 0xFF]) ^ (c >> 8)
             tables[k, i] = c
     return tables
 
@@ -765,32 +766,40 @@ _CRC32 = _crc32_tables()
 @_jit
 def _crc32(buf, start, end):
     """zlib.crc32 of _u8(buf + start:end): v0/v1 messages are small, a call per message would cost
-    more than the checksum."""
+    more than the checksum (zlib's own C function included: 0.9 GB/s on 134-byte messages)."""
     t = _CRC32
-    c = np.int64(0xFFFFFFFF)
+    c = np.uint32(0xFFFFFFFF)
     p = start
-    while end - p >= 8:
-        lo = c ^ (
-            (_u8(buf + p))
-            | ((_u8(buf + p + 1)) << 8)
-            | ((_u8(buf + p + 2)) << 16)
-            | ((_u8(buf + p + 3)) << 24)
+    while end - p >= 16:
+        a = c ^ np.uint32(
+            _u8(buf + p)
+            | (_u8(buf + p + 1) << 8)
+            | (_u8(buf + p + 2) << 16)
+            | (_u8(buf + p + 3) << 24)
         )
         c = (
-            t[7, lo & 0xFF]
-            ^ t[6, (lo >> 8) & 0xFF]
-            ^ t[5, (lo >> 16) & 0xFF]
-            ^ t[4, (lo >> 24) & 0xFF]
-            ^ t[3, _u8(buf + p + 4)]
-            ^ t[2, _u8(buf + p + 5)]
-            ^ t[1, _u8(buf + p + 6)]
-            ^ t[0, _u8(buf + p + 7)]
+            t[15, a & 0xFF]
+            ^ t[14, (a >> 8) & 0xFF]
+            ^ t[13, (a >> 16) & 0xFF]
+            ^ t[12, a >> 24]
+            ^ t[11, _u8(buf + p + 4)]
+            ^ t[10, _u8(buf + p + 5)]
+            ^ t[9, _u8(buf + p + 6)]
+            ^ t[8, _u8(buf + p + 7)]
+            ^ t[7, _u8(buf + p + 8)]
+            ^ t[6, _u8(buf + p + 9)]
+            ^ t[5, _u8(buf + p + 10)]
+            ^ t[4, _u8(buf + p + 11)]
+            ^ t[3, _u8(buf + p + 12)]
+            ^ t[2, _u8(buf + p + 13)]
+            ^ t[1, _u8(buf + p + 14)]
+            ^ t[0, _u8(buf + p + 15)]
         )
-        p += 8
+        p += 16
     while p < end:
-        c = t[0, (c ^ (_u8(buf + p))) & 0xFF] ^ (c >> 8)
+        c = t[0, (c ^ np.uint32(_u8(buf + p))) & 0xFF] ^ (c >> 8)
         p += 1
-    return c ^ np.int64(0xFFFFFFFF)
+    return np.int64(c ^ np.uint32(0xFFFFFFFF))
 
 
 @_jit

@@ -23,6 +23,7 @@ import aiokafka.codec as aiokafka_codec
 import cramjam
 import kafka.codec as kafka_codec
 import lz4.frame
+import pyarrow as pa
 import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
@@ -35,6 +36,7 @@ from kafka_format.runtime.codecs import (
     Codec,
     compress,
     decompress,
+    decompress_buffer,
 )
 from kafka_format.runtime.crc import xxh32
 from kafka_format.runtime.errors import (
@@ -792,3 +794,19 @@ def test_corpus_payloads_match_peer_decoders(codec, magic, data, count):
         assert len(_v2_records(ours, count)) == count
     else:  # v0/v1 wrapper: the payload is a whole message set, nothing left over
         assert sum(len(frame) for frame in _frames(ours)) == len(ours)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.binary(max_size=5000),
+    codec=st.sampled_from(COMPRESSED),
+    xerial=st.booleans(),
+)
+def test_decompress_buffer_gives_what_decompress_gives(data, codec, xerial):
+    """The bulk reader's variant may hand back an Arrow buffer (snappy decodes into one), but
+    never other bytes than the input compressed."""
+    payload = compress(codec, data, magic=2, xerial=xerial)
+    result = decompress_buffer(codec, payload, magic=2)
+    assert isinstance(result, bytes | pa.Buffer)
+    assert bytes(memoryview(result)) == decompress(codec, payload, magic=2) == data
+    assert isinstance(decompress(codec, payload, magic=2), bytes)
