@@ -2,22 +2,42 @@
 
 Numbers are not checked (tiny inputs measure overheads, not speed); what is checked: every
 case and reader is in the table, every reader read every record (the run fails otherwise),
-and the memory test streamed its segment in a subprocess.
+and the memory test streamed its segment in a subprocess. The Spark comparison
+(bench/spark.py) runs in the test session's shared SparkSession rather than in the
+subprocess, which would start a JVM of its own: every pipeline answers both queries on a
+tiny generated log directory, checked against the records written (the run fails
+otherwise), and its rows render into the table.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+
+
+def _bench_module(name: str):
+    """A module of bench/ (not a package), under a name of its own."""
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))  # run.py imports its siblings by their names
+    qualified = f"kafka_format_bench_{Path(name).stem}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    spec = importlib.util.spec_from_file_location(qualified, BENCH / name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_quick_bench_writes_its_table(tmp_path):
     out = tmp_path / "results.md"
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--out", str(out)],
+        [sys.executable, str(BENCH / "run.py"), "--quick", "--no-spark", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -32,5 +52,39 @@ def test_quick_bench_writes_its_table(tmp_path):
             assert f"| {case} | {reader} |" in text
     assert "| v2 zstd |" in text.split("bare decompression s")[1]
     assert "peak RSS" in text
+    assert "not measured: skipped (`--no-spark`)" in text
     assert "read 0 records" not in done.stderr
     assert "expected" not in done.stderr  # every reader read every record it was given
+
+
+def test_quick_spark_comparison(tmp_path, spark):
+    bench_spark = _bench_module("spark.py")
+    rows = bench_spark.run(tmp_path, quick=True, spark=spark, log=lambda text: None)
+    assert list(tmp_path.iterdir()) == []  # the generated log directory is gone
+    pipelines = {
+        bench_spark.KAFKA_LOG,
+        bench_spark.KAFKA_LOG_NARROW,
+        bench_spark.UDF_RECORDS,
+        bench_spark.UDF_COUNTS,
+    }
+    # Quick: the group-by alone (its answer, per partition, is checked inside run).
+    assert {(r["pipeline"], r["query"], r["subset"]) for r in rows} == {
+        (bench_spark.KAFKA_LOG, "group-by", False),
+        (bench_spark.KAFKA_LOG, "group-by", True),
+        (bench_spark.KAFKA_LOG_NARROW, "group-by", False),
+        (bench_spark.UDF_RECORDS, "group-by", True),
+        (bench_spark.UDF_COUNTS, "group-by", True),
+    }
+    assert {r["pipeline"] for r in rows} == pipelines
+    whole = {r["records"] for r in rows if not r["subset"]}
+    part = {r["records"] for r in rows if r["subset"]}
+    assert len(whole) == 1 and len(part) == 1 and 0 < part.pop() < whole.pop()
+    assert all(0 < r["seconds"] <= r["first_seconds"] or r["runs"] for r in rows)
+
+    lines = _bench_module("run.py").render_spark(rows)
+    table = "\n".join(lines)
+    assert table.count("\n| ") == len(rows) + 1  # header and one line a row
+    assert "group-by" in table.split("(target >= 3 M)")[0].split("Targets")[1]
+    assert "(target >= 20×)" in table
+    for pipeline in pipelines:
+        assert f"| {pipeline} |" in table
