@@ -24,6 +24,12 @@ What is checked, file by file (errors fail the run, warnings do not):
   offsets increasing.
 * Missing ``.index`` / ``.timeindex`` (the broker rebuilds them: warning), index files without
   a ``.log`` (the broker deletes them: warning), untrimmed indexes of closed segments (warning).
+* With ``--partitioner``: every keyed record against the partition the Java producer's default
+  partitioner gives its key (``partitioner.default_partition``), the partition count being the
+  highest ``topic-N`` directory found + 1 unless ``--partitions`` says otherwise. Misplaced
+  records are warnings (a custom partitioner, an explicit partition or a topic that grew are
+  legitimate), errors with ``--partitioner-strict``. Internal topics (``__*``) are skipped:
+  the coordinators place their keys by Java's ``String.hashCode``, not murmur2.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import json
 import struct
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -44,8 +50,14 @@ from .checkpoints import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint
 from .errors import CrcMismatchError, FramingError, KafkaFormatError
 from .framing import iter_frames
 from .indexes import OffsetIndex, TimeIndex
-from .logfiles import OFFSET_WIDTH, FileKind, parse_segment_file_name, segment_file_name
+from .logfiles import (
+    OFFSET_WIDTH,
+    FileKind,
+    parse_segment_file_name,
+    segment_file_name,
+)
 from .model import Batch, ControlType, TruncatedTail
+from .placement import PLACEMENT_KIND, PartitionPlacement, Placements, TopicPlacement
 from .progress import Progress, wanted
 from .segment import Partition, Segment
 from .snapshot import read_producer_snapshot
@@ -120,6 +132,8 @@ class FileReport:
 @dataclass(slots=True)
 class VerifyReport:
     files: list[FileReport] = field(default_factory=list)
+    #: Per topic, what ``--partitioner`` found (None when the check was not asked for).
+    placement: dict[str, TopicPlacement] | None = None
 
     @property
     def problems(self) -> list[Problem]:
@@ -143,7 +157,7 @@ class VerifyReport:
         return report
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "ok": self.ok,
             "errors": len(self.errors),
             "warnings": len(self.warnings),
@@ -158,18 +172,22 @@ class VerifyReport:
                 for f in self.files
             ],
         }
+        if self.placement is not None:
+            out["partitioner"] = [t.as_json() for t in self.placement.values()]
+        return out
 
     def summary(self) -> str:
         kinds: dict[str, int] = {}
         batches = records = 0
-        for f in self.files:
+        files = [f for f in self.files if f.kind != PLACEMENT_KIND]  # directories, not files
+        for f in files:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
             batches += f.counts.get("batches", 0)
             records += f.counts.get("records", 0)
-        parts = ", ".join(f"{n} {k}" for k, n in kinds.items())
+        parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
         errors, warnings = len(self.errors), len(self.warnings)
         return (
-            f"Checked {len(self.files)} files ({parts}; {batches} batches, {records} records): "
+            f"Checked {len(files)} files ({parts}; {batches} batches, {records} records): "
             f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
         )
 
@@ -236,8 +254,10 @@ def scan_log(
     base_offset: int | None,
     next_base_offset: int | None = None,
     progress: Progress | None = None,
+    placement: PartitionPlacement | None = None,
 ) -> ScannedLog:
-    """Read every batch of a log file, decode its records, and report what is wrong."""
+    """Read every batch of a log file, decode its records, and report what is wrong;
+    ``placement`` is shown the data records of every batch whose CRC holds."""
     log = LogInput(str(path), path=path)
     scanned = ScannedLog(path, path.stat().st_size)
     if progress is not None:
@@ -321,6 +341,12 @@ def scan_log(
                             )
                         previous = in_batch = record.offset
                     records += len(batch.records)
+                    if (
+                        placement is not None
+                        and not batch.is_control
+                        and batch.crc_valid is not False
+                    ):
+                        placement.check(batch, name)
                 else:
                     previous = batch.last_offset
                 last_batch = batch.last_offset
@@ -686,9 +712,14 @@ def check_leader_epochs(path: Path, report: FileReport) -> None:
 
 
 def verify_partition(
-    path: str | Path, report: VerifyReport, *, progress: Progress | None = None
+    path: str | Path,
+    report: VerifyReport,
+    *,
+    progress: Progress | None = None,
+    placements: Placements | None = None,
 ) -> None:
     partition = Partition.open(path)
+    placement = placements.for_directory(Path(path), report) if placements else None
     for n, segment in enumerate(partition.segments):
         following = partition.segments[n + 1] if n + 1 < len(partition.segments) else None
         verify_segment(
@@ -697,7 +728,10 @@ def verify_partition(
             next_base_offset=following.base_offset if following else None,
             is_last=following is None,
             progress=progress,
+            placement=placement,
         )
+    if placement is not None:
+        placement.finish()
     for orphan in partition.orphans:
         report.new(orphan, _kind_of(orphan)).warning(
             "orphan", "no .log segment with this base offset (the broker deletes such files)"
@@ -718,6 +752,7 @@ def verify_segment(
     next_base_offset: int | None = None,
     is_last: bool = True,
     progress: Progress | None = None,
+    placement: PartitionPlacement | None = None,
 ) -> None:
     """Check a segment's log and indexes, each against the log."""
     log_report = report.new(segment.log, "log")
@@ -729,6 +764,7 @@ def verify_segment(
             base_offset=segment.base_offset,
             next_base_offset=next_base_offset,
             progress=progress,
+            placement=placement,
         )
     if segment.index is not None:
         check_offset_index(
@@ -785,7 +821,13 @@ def _base_offset_of(path: Path) -> int | None:
     return int(last) if last.isdigit() and len(last) == OFFSET_WIDTH else None
 
 
-def verify_file(path: Path, report: VerifyReport, *, progress: Progress | None = None) -> None:
+def verify_file(
+    path: Path,
+    report: VerifyReport,
+    *,
+    progress: Progress | None = None,
+    placements: Placements | None = None,
+) -> None:
     """One file given on its own, checked against the .log beside it where that exists."""
     kind = _kind_of(path)
     if kind == LEADER_EPOCH_CHECKPOINT:
@@ -796,7 +838,11 @@ def verify_file(path: Path, report: VerifyReport, *, progress: Progress | None =
         return
     base = _base_offset_of(path)
     if kind == "log":
-        scan_log(path, report.new(path, "log"), base_offset=base, progress=progress)
+        log_report = report.new(path, "log")
+        placement = placements.for_directory(path.parent, report) if placements else None
+        scan_log(path, log_report, base_offset=base, progress=progress, placement=placement)
+        if placement is not None:
+            placement.finish()
         return
     file_report = report.new(path, kind)
     if base is None:
@@ -821,17 +867,32 @@ def verify_file(path: Path, report: VerifyReport, *, progress: Progress | None =
         check_txn_index(path, base, log, file_report, None)
 
 
-def verify_paths(paths: Sequence[str | Path], *, progress: Progress | None = None) -> VerifyReport:
+def verify_paths(
+    paths: Sequence[str | Path],
+    *,
+    progress: Progress | None = None,
+    partitioner: bool = False,
+    partitions: Mapping[str | None, int] | int | None = None,
+    partitioner_severity: Severity = "warning",
+) -> VerifyReport:
     """Verify partition directories, log directories of them, and single files;
-    ``progress`` hears of every batch read (see :func:`log_bytes`)."""
+    ``progress`` hears of every batch read (see :func:`log_bytes`).
+
+    ``partitioner`` also checks where keyed records sit (:class:`Placements`); ``partitions``
+    gives partition counts and implies ``partitioner``.
+    """
     report = VerifyReport()
+    placements = None
+    if partitioner or partitions is not None:
+        placements = Placements(paths, partitions, severity=partitioner_severity)
+        report.placement = placements.topics
     for raw in paths:
         path = Path(raw)
         try:
             if path.is_dir():
                 partition = Partition.open(path)
                 if partition.segments or partition.snapshots or partition.orphans:
-                    verify_partition(path, report, progress=progress)
+                    verify_partition(path, report, progress=progress, placements=placements)
                     continue
                 subs = partition_dirs(path)
                 if not subs:
@@ -839,9 +900,9 @@ def verify_paths(paths: Sequence[str | Path], *, progress: Progress | None = Non
                         "missing", "no .log segments here, nor partition directories (topic-N)"
                     )
                 for sub in subs:
-                    verify_partition(sub, report, progress=progress)
+                    verify_partition(sub, report, progress=progress, placements=placements)
             elif path.exists():
-                verify_file(path, report, progress=progress)
+                verify_file(path, report, progress=progress, placements=placements)
             else:
                 report.new(path, "missing").error("missing", "no such file or directory")
         except KafkaFormatError as exc:
@@ -861,14 +922,17 @@ examples:
   kafka-format verify /var/lib/kafka                   # every partition of a log dir
   kafka-format verify 00000000000000000000.log 00000000000000000000.index
   kafka-format verify --json /var/lib/kafka/orders-0 | jq '.files[] | select(.ok | not)'
+  kafka-format verify --partitioner /var/lib/kafka     # keyed records in the right partition?
+  kafka-format verify --partitions orders=12 /backup/orders-3   # the topic has 12 partitions
 
 Errors: CRC mismatches, undecodable batches, index entries that do not match the log
 (kafka-dump-log's "Mismatches in" and time index errors), indexes failing the start-up sanity
 checks, .txnindex entries without ABORT markers and markers without entries, snapshots with
 bad CRCs, offsets that go backwards. Warnings: non-consecutive offsets (compaction), truncated
-tails, missing or untrimmed indexes. Exit status: 0 when there is no error (warnings allowed),
-1 otherwise, 2 for bad arguments. Progress goes to stderr when it is a terminal and there are
-a few MB of log to read (not with --quiet).
+tails, missing or untrimmed indexes, and with --partitioner keyed records sitting in another
+partition than their key hashes to (errors with --partitioner-strict). Exit status: 0 when
+there is no error (warnings allowed), 1 otherwise, 2 for bad arguments. Progress goes to
+stderr when it is a terminal and there are a few MB of log to read (not with --quiet).
 """
 
 
@@ -888,7 +952,44 @@ def register(sub) -> None:
     v.add_argument(
         "-q", "--quiet", action="store_true", help="do not print warnings, nor progress on stderr"
     )
+    v.add_argument(
+        "--partitioner",
+        action="store_true",
+        help="check that each keyed record sits in the partition the Java producer's default "
+        "partitioner (murmur2 of the key) gives it; misplaced records are warnings",
+    )
+    v.add_argument(
+        "--partitions",
+        action="append",
+        type=_partition_count,
+        metavar="[TOPIC=]N",
+        help="the partition count to hash keys with (implies --partitioner): N for every topic "
+        "or TOPIC=N, repeatable; by default the highest topic-N directory found + 1",
+    )
+    v.add_argument(
+        "--partitioner-strict",
+        action="store_true",
+        help="misplaced keyed records are errors (exit status 1), not warnings",
+    )
     v.set_defaults(run=_run_verify)
+
+
+def _partition_count(text: str) -> tuple[str | None, int]:
+    topic, equals, number = text.rpartition("=")
+    try:
+        count = int(number)
+    except ValueError:
+        count = 0
+    if count < 1 or (equals and not topic):
+        raise argparse.ArgumentTypeError(f"expected N or TOPIC=N with N >= 1, not {text!r}")
+    return (topic if equals else None), count
+
+
+def partition_counts(
+    values: Sequence[tuple[str | None, int]] | None,
+) -> dict[str | None, int] | None:
+    """``--partitions`` as :func:`verify_paths` takes it (the last of repeated ones wins)."""
+    return dict(values) if values else None
 
 
 def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> None:
@@ -896,6 +997,8 @@ def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> N
         if quiet and problem.severity == "warning":
             continue
         out.write(problem.line() + "\n")
+    for topic in (report.placement or {}).values():
+        out.write(topic.line() + "\n")
     out.write(report.summary() + "\n")
 
 
@@ -924,7 +1027,13 @@ def _run_verify(args: argparse.Namespace) -> int:
         total, files = log_bytes(args.paths)
         progress = Progress.start("verify", total, files=files, quiet=args.quiet)
     try:
-        report = verify_paths(args.paths, progress=progress)
+        report = verify_paths(
+            args.paths,
+            progress=progress,
+            partitioner=args.partitioner or args.partitioner_strict,
+            partitions=partition_counts(args.partitions),
+            partitioner_severity="error" if args.partitioner_strict else "warning",
+        )
     finally:
         if progress is not None:
             progress.close()

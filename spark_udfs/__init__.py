@@ -35,6 +35,7 @@ from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
 from .functions import (
     kafka_batches,
     kafka_decompress,
+    kafka_partition,
     kafka_records,
     make_functions,
     try_kafka_decompress,
@@ -125,6 +126,7 @@ __all__ = [
     "compact_log",
     "kafka_batches",
     "kafka_decompress",
+    "kafka_partition",
     "kafka_records",
     "kafka_schema",
     "local_session",

@@ -29,6 +29,13 @@ function                                    result
                                             (``gzip``, ``snappy``, ``lz4``, ``zstd``,
                                             ``none``) or a Kafka codec id (``'1'``)
 ``try_kafka_decompress(bytes, codec)``      the same, null where ``kafka_decompress`` fails
+``kafka_partition(key, numPartitions)``     ``int``: the partition the Java producer's
+                                            default partitioner gives a record with this
+                                            serialized key (murmur2, sign bit cleared,
+                                            modulo); a string key hashes its UTF-8 bytes;
+                                            a null key (placed by the sticky rule, not by
+                                            hash) gives null; ``numPartitions`` below 1
+                                            fails the query
 ==========================================  =============================================
 
 Null input gives null output. Every function bounds what one batch may inflate to
@@ -41,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.types import (
     ArrayType,
@@ -59,6 +67,7 @@ from ..runtime.columnar import HEADER_TYPE, iter_arrow_batches
 from ..runtime.errors import DecompressionError, FramingError, KafkaFormatError
 from ..runtime.jsonform import codec_name
 from ..runtime.model import Batch, Report
+from ..runtime.partitioner import default_partitions
 from ..runtime.reader import iter_batches
 from .datasource import HEADERS_TYPE
 
@@ -255,6 +264,19 @@ def _decompress_one(data: memoryview, codec: str, max_bytes: int) -> bytes:
         return decompress(codec_id, data, magic=0, max_bytes=max_bytes)
 
 
+def partitions_of(keys: pa.Array, counts: pa.Array) -> pa.Array:
+    """``kafka_partition`` over Arrow arrays of keys and partition counts."""
+    bad = pc.less_equal(counts, 0)
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        # Spark tells a UDF nothing of where its batch lies: the row is counted within it.
+        raise ValueError(
+            f"kafka_partition: numPartitions must be at least 1, got {counts[row].as_py()} "
+            f"(row {row} of this batch of rows)"
+        )
+    return default_partitions(keys, counts)
+
+
 def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Callable]:
     """Every SQL function as an Arrow UDF, by its SQL name."""
     limit = max_decompressed_bytes
@@ -274,12 +296,16 @@ def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
     def try_kafka_decompress(data: pa.Array, codec: pa.Array) -> pa.Array:
         return decompress_of(data, codec, strict=False, max_bytes=limit)
 
+    def kafka_partition(key: pa.Array, num_partitions: pa.Array) -> pa.Array:
+        return partitions_of(key, num_partitions)
+
     return {
         "kafka_records": arrow_udf(kafka_records, RECORDS_SPARK_TYPE),
         "try_kafka_records": arrow_udf(try_kafka_records, RECORDS_SPARK_TYPE),
         "kafka_batches": arrow_udf(kafka_batches, BATCHES_SPARK_TYPE),
         "kafka_decompress": arrow_udf(kafka_decompress, BinaryType()),
         "try_kafka_decompress": arrow_udf(try_kafka_decompress, BinaryType()),
+        "kafka_partition": arrow_udf(kafka_partition, IntegerType()),
     }
 
 
@@ -290,12 +316,14 @@ try_kafka_records = _DEFAULTS["try_kafka_records"]
 kafka_batches = _DEFAULTS["kafka_batches"]
 kafka_decompress = _DEFAULTS["kafka_decompress"]
 try_kafka_decompress = _DEFAULTS["try_kafka_decompress"]
+kafka_partition = _DEFAULTS["kafka_partition"]
 
 __all__ = [
     "BATCHES_SPARK_TYPE",
     "RECORDS_SPARK_TYPE",
     "kafka_batches",
     "kafka_decompress",
+    "kafka_partition",
     "kafka_records",
     "make_functions",
     "try_kafka_decompress",
