@@ -11,41 +11,60 @@ independent oracles.
   ``LeaderEpochFileCache.assign``) and the files the generator wrote must say the same.
 * ``kafka-format dump`` reads every file; ``kafka-format verify`` passes; the same seed gives
   the same bytes, the fast serialiser the same bytes as the Construct builders.
+* The producer side, re-derived from the log: every keyed record sits in the partition its key
+  hashes to (kafka-python's murmur2 and ours), records without a key follow the uniform sticky
+  partitioner (runs of about batch.size bytes) or, for old clients, round-robin; every batch
+  obeys ``RecordAccumulator``'s size rule (sizes measured in the log); busy producers fill
+  their batches, slow ones send single records; sequences continue batch after batch.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import hashlib
 import importlib.util
 import io
 import itertools
 import json
+import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 from crc32c import crc32c
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafka.partitioner.default import murmur2 as kp_murmur2
 from kafka.record import MemoryRecords as KpMemoryRecords
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_format as kf
 from kafka_format.runtime.cli import main
+from kafka_format.runtime.codecs import decompress
 from kafka_format.runtime.dump import DumpOptions, dump
 from kafka_format.runtime.generate import (
     BENCH_RECORDS_PER_BATCH,
     BENCH_VALUE_BYTES,
+    DEFAULT_BATCH_SIZE,
     EXPECTED_FILE,
     TOPIC_KINDS,
+    GeneratedLog,
+    ProducedBatch,
     generate_log_dir,
     parse_size,
     records_digest,
 )
 from kafka_format.runtime.jsonform import record_json
+from kafka_format.runtime.partitioner import default_partition
 
 SEGMENT_BYTES = 12 * 1024
 INTERVAL = 4096
@@ -55,7 +74,47 @@ HAS_VERIFY = importlib.util.find_spec("kafka_format.runtime.verify") is not None
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     root = tmp_path_factory.mktemp("gen") / "logs"
-    result = generate_log_dir(root, seed=11, records=160, segment_bytes=SEGMENT_BYTES)
+    result = generate_log_dir(root, seed=11, records=200, segment_bytes=SEGMENT_BYTES)
+    return root, result
+
+
+BUSY_RATE = 2_000_000
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory):
+    """Producers under load: batch.size, not linger.ms, closes most batches."""
+    root = tmp_path_factory.mktemp("busy") / "logs"
+    result = generate_log_dir(
+        root,
+        seed=5,
+        topics=["orders", "legacy-events", "clicks"],
+        records=3000,
+        rate=BUSY_RATE,
+        segment_bytes=256 * 1024,
+        fast=True,
+    )
+    return root, result
+
+
+STICKY_BATCH_SIZE = 2048
+
+
+@pytest.fixture(scope="module")
+def sticky(tmp_path_factory):
+    """Four partitions, a small batch.size: many partition switches for records without a
+    key (round-robin in the magic 0/1 phases, uniform sticky in the v2 phase)."""
+    root = tmp_path_factory.mktemp("sticky") / "logs"
+    result = generate_log_dir(
+        root,
+        seed=3,
+        topics=["legacy-events"],
+        partitions=4,
+        records=3000,
+        batch_size=STICKY_BATCH_SIZE,
+        segment_bytes=256 * 1024,
+        fast=True,
+    )
     return root, result
 
 
@@ -163,9 +222,10 @@ def partition_dirs(root: Path) -> Iterator[Path]:
 # --- the records --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("log_dir", ["generated", "busy"])
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
-def test_reader_reads_exactly_what_was_written(generated, isolation):
-    root, result = generated
+def test_reader_reads_exactly_what_was_written(request, log_dir, isolation):
+    root, result = request.getfixturevalue(log_dir)
     assert set(result.partitions) == {p.name for p in partition_dirs(root)}
     for name in result.partitions:
         got = [record_json(r) for r in kf.iter_records(root / name, isolation=isolation)]
@@ -223,8 +283,9 @@ def _peer_batch(frame: Frame):
     return batch
 
 
-def test_kafka_python_agrees_record_by_record(generated):
-    root, result = generated
+@pytest.mark.parametrize("log_dir", ["generated", "busy"])
+def test_kafka_python_agrees_record_by_record(request, log_dir):
+    root, result = request.getfixturevalue(log_dir)
     for part in partition_dirs(root):
         got = []
         for _, log in segments(part):
@@ -497,14 +558,17 @@ def test_bench_shape(tmp_path, codec):
     assert len({p.parent for p in logs}) == 2
     assert len(logs) >= 4  # rolled
     records = 0
-    for batch in kf.iter_batches(root):
-        assert batch.magic == 2 and batch.records_count == BENCH_RECORDS_PER_BATCH
-        assert batch.codec == (0 if codec == "none" else 4)
-        assert batch.producer_id >= 0
-        for r in batch.records:
-            assert len(r.value) == BENCH_VALUE_BYTES and len(r.headers) == 1
-            json.loads(r.value)
-        records += len(batch.records)
+    for part in partition_dirs(root):
+        for batch in kf.iter_batches(part):
+            assert batch.magic == 2 and batch.records_count == BENCH_RECORDS_PER_BATCH
+            assert batch.codec == (0 if codec == "none" else 4)
+            assert batch.producer_id >= 0
+            for r in batch.records:
+                assert len(r.value) == BENCH_VALUE_BYTES and len(r.headers) == 1
+                json.loads(r.value)
+                # keys sit where the default partitioner puts them
+                assert (kp_murmur2(r.key) & 0x7FFFFFFF) % 2 == partition_number(part)
+            records += len(batch.records)
     manifest = json.loads((root / EXPECTED_FILE).read_text())
     assert sum(p["records"] for p in manifest["partitions"].values()) == records
     assert all(p["sha256_read_uncommitted"] is None for p in manifest["partitions"].values())
@@ -544,3 +608,386 @@ def test_records_digest_is_the_dump_jsonl_form():
     rows = [{"offset": 0, "timestamp": None, "timestampType": -1, "key": None, "value": "eA=="}]
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows)
     assert records_digest(rows) == hashlib.sha256(text.encode()).hexdigest()
+
+
+# --- the producer side, re-derived from the log ---------------------------------------------
+
+CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+LEGACY_OVERHEAD = {0: 14, 1: 22}  # crc, magic, attributes, [timestamp,] key and value lengths
+
+
+def partition_number(part: Path) -> int:
+    return int(part.name.rpartition("-")[2])
+
+
+def topic_partitions(root: Path) -> dict[str, list[Path]]:
+    """Partition directories by topic: the partition count is how many there are."""
+    out: dict[str, list[Path]] = collections.defaultdict(list)
+    for part in partition_dirs(root):
+        out[part.name.rpartition("-")[0]].append(part)
+    return out
+
+
+def effective_batch_size(result: GeneratedLog) -> int:
+    # docs/generate.md: batch.size is held to half the segment size (default 32 KiB)
+    segment = result.options["segment_bytes"] or 32 * 1024
+    return min(result.options["batch_size"], segment // 2)
+
+
+def uncompressed_sizes(frame: Frame) -> list[int]:
+    """Each record's (v2) or inner log entry's (v0/v1) size before compression, walked in the
+    (decompressed) bytes; an uncompressed v0/v1 entry is one message."""
+    if frame.magic == 2:
+        data = frame.raw[61:]
+        if frame.codec:
+            data = decompress(frame.codec, data, magic=2)
+        sizes, pos = [], 0
+        while pos < len(data):
+            length, body = read_varint(data, pos)
+            sizes.append(body - pos + length)
+            pos = body + length
+        return sizes
+    if not frame.codec:
+        return [frame.size]
+    wrapped = frame.raw[batch_header(frame) :]  # the wrapper's value
+    data = decompress(frame.codec, wrapped, magic=frame.magic)
+    sizes, pos = [], 0
+    while pos < len(data):
+        (length,) = struct.unpack_from(">i", data, pos + 8)
+        sizes.append(12 + length)
+        pos += 12 + length
+    return sizes
+
+
+def batch_header(frame: Frame) -> int:
+    """What a producer batch spends besides its records: a v2 header, a v0/v1 wrapper."""
+    if frame.magic == 2:
+        return 61
+    return 12 + LEGACY_OVERHEAD[frame.magic] if frame.codec else 0
+
+
+def data_frames(part: Path) -> list[Frame]:
+    return [f for _, log in segments(part) for f in frames(log) if not f.control]
+
+
+def produced_frames(
+    root: Path, result: GeneratedLog, name: str
+) -> tuple[list[tuple[ProducedBatch, list[Frame]]], list[Frame]]:
+    """Each batch the producers say they sent, with its frames in the log (a run of
+    uncompressed v0/v1 messages is a frame per message); and the frames no producer sent."""
+    by_last = {f.last_offset: f for f in data_frames(root / name)}
+    pairs = []
+    for pb in result.produced[name]:
+        if pb.magic < 2 and pb.codec == "none":
+            offsets = range(pb.base_offset, pb.base_offset + pb.records)
+        else:
+            offsets = range(pb.base_offset + pb.records - 1, pb.base_offset + pb.records)
+        pairs.append((pb, [by_last.pop(o) for o in offsets]))
+    return pairs, list(by_last.values())
+
+
+@pytest.mark.parametrize("log_dir", ["generated", "busy", "sticky"])
+def test_keyed_records_sit_where_their_key_hashes(request, log_dir):
+    """What ``verify --partitioner`` checks: kafka-python's murmur2 (and ours) of each key,
+    sign bit cleared, modulo the topic's partition directories, is the record's partition."""
+    root, _ = request.getfixturevalue(log_dir)
+    keyed = unkeyed = 0
+    for parts in topic_partitions(root).values():
+        for part in parts:
+            for r in kf.iter_records(part):
+                if r.key is None:
+                    unkeyed += 1
+                    continue
+                expected = (kp_murmur2(r.key) & 0x7FFFFFFF) % len(parts)
+                assert expected == partition_number(part), (part.name, r.offset, r.key)
+                assert default_partition(r.key, len(parts)) == expected
+                keyed += 1
+    assert keyed > 1000 and unkeyed > 50
+
+
+HAS_PARTITIONER_CHECK = HAS_VERIFY and hasattr(
+    importlib.import_module("kafka_format.runtime.verify"), "Placements"
+)
+
+
+@pytest.mark.skipif(not HAS_PARTITIONER_CHECK, reason="verify --partitioner not written yet")
+@pytest.mark.parametrize("log_dir", ["generated", "sticky"])
+def test_verify_partitioner_passes(request, log_dir, capsys):
+    root, _ = request.getfixturevalue(log_dir)
+    assert main(["verify", "--partitioner-strict", "--quiet", str(root)]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("log_dir", ["generated", "busy", "sticky"])
+def test_produced_batches_are_the_log_batches(request, log_dir):
+    """The producers' account of their batches matches the log, frame for frame: the tests
+    below use it only to tell which frames one producer batch made."""
+    root, result = request.getfixturevalue(log_dir)
+    cleaner = (root / "cleaner-offset-checkpoint").read_text().split()[2:]
+    cleaned = {f"{t}-{p}": int(o) for t, p, o in zip(*[iter(cleaner)] * 3, strict=True)}
+    for name in result.partitions:
+        pairs, rest = produced_frames(root, result, name)
+        # only the cleaned part of a compacted topic was copied, not produced
+        assert all(f.last_offset < cleaned.get(name, 0) for f in rest), name
+        assert pairs, name
+        for pb, fs in pairs:
+            sizes = [s for f in fs for s in uncompressed_sizes(f)]
+            assert {(f.magic, f.codec) for f in fs} == {(pb.magic, CODEC_IDS[pb.codec])}
+            assert sum(f.size for f in fs) == pb.log_bytes
+            assert len(sizes) == pb.records
+            assert sum(sizes) == pb.records_bytes
+            if pb.compression_ratio is None:  # the estimate is the uncompressed size
+                assert pb.estimated_bytes == batch_header(fs[0]) + pb.records_bytes
+
+
+def _first_record_bound(frame: Frame) -> int:
+    """kafka-python's ``estimate_size_in_bytes`` of the frame's first record: the buffer
+    ``RecordAccumulator`` allocates for it when it is larger than batch.size."""
+    first = next(iter(_peer_batch(frame)))
+    if frame.magic == 2:
+        headers = [tuple(h) for h in first.headers]
+        return DefaultRecordBatchBuilder.estimate_size_in_bytes(first.key, first.value, headers)
+    return LegacyRecordBatchBuilder.estimate_size_in_bytes(
+        frame.magic, frame.codec, first.key, first.value
+    )
+
+
+def check_size_rule(root: Path, result: GeneratedLog) -> tuple[int, int]:
+    """``MemoryRecordsBuilder.hasRoomFor``: a record joins a batch only if the estimate so far
+    plus the record's uncompressed size stays within the write limit, batch.size unless the
+    first record needed more. Sizes are measured in the log; the estimate of a compressed
+    batch scales its uncompressed bytes by the ratio the producer estimated and 1.05, in
+    Java's float arithmetic. Returns how many batches had records join the first one, and
+    how many had a first record larger than batch.size."""
+    batch_size = effective_batch_size(result)
+    joined = big_first = 0
+    for name in result.partitions:
+        for pb, fs in produced_frames(root, result, name)[0]:
+            sizes = [s for f in fs for s in uncompressed_sizes(f)]
+            if pb.write_limit != batch_size:
+                assert pb.write_limit == _first_record_bound(fs[0]) > batch_size, (name, pb)
+                big_first += 1
+            if pb.codec == "none":
+                assert sum(f.size for f in fs) <= pb.write_limit, (name, pb)
+            if len(sizes) < 2:
+                continue
+            header = batch_header(fs[0])
+            before = sum(sizes[:-1])
+            if pb.compression_ratio is not None:
+                scaled = np.float32(before) * np.float32(pb.compression_ratio)
+                before = int(np.float32(scaled) * np.float32(1.05))
+            assert header + before + sizes[-1] <= pb.write_limit, (name, pb)
+            joined += 1
+    return joined, big_first
+
+
+@pytest.mark.parametrize("log_dir", ["generated", "busy", "sticky"])
+def test_batches_follow_the_accumulators_size_rule(request, log_dir):
+    root, result = request.getfixturevalue(log_dir)
+    joined, big_first = check_size_rule(root, result)
+    assert joined > 50
+    if log_dir == "sticky":  # batch.size 2048 is smaller than the big values
+        assert big_first > 0
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**16),
+    partitions=st.integers(1, 4),
+    batch_size=st.sampled_from([0, 300, 1024, 4096, 16384]),
+    linger_ms=st.integers(0, 200),
+    rate=st.floats(10, 1e7),
+)
+def test_any_settings_place_and_batch_as_a_producer_does(
+    seed, partitions, batch_size, linger_ms, rate
+):
+    """Whatever the settings: keys in the partition they hash to, the size rule kept, every
+    record read back as written."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "logs"
+        result = generate_log_dir(
+            root,
+            seed=seed,
+            topics=["clicks", "orders"],
+            partitions=partitions,
+            records=40,
+            batch_size=batch_size,
+            linger_ms=linger_ms,
+            rate=rate,
+            fast=True,
+        )
+        check_size_rule(root, result)
+        for name in result.partitions:
+            got = [record_json(r) for r in kf.iter_records(root / name)]
+            assert got == result.expected(name)
+            for r in kf.iter_records(root / name):
+                if r.key is not None:
+                    assert default_partition(r.key, partitions) == partition_number(root / name)
+
+
+def test_busy_producers_fill_their_batches(busy):
+    """At 2 million records/s linger.ms never runs out: an uncompressed batch closes when
+    the next record does not fit batch.size, so most are close to it. (The others: each
+    producer's last batch, and the batches a restarting producer flushes.)"""
+    root, _ = busy
+    fill = [
+        f.size / DEFAULT_BATCH_SIZE
+        for part in partition_dirs(root)
+        for f in data_frames(part)
+        if f.magic == 2 and f.codec == 0 and not f.transactional
+    ]
+    assert len(fill) > 40
+    assert max(fill) <= 1.0
+    assert statistics.median(fill) > 0.9
+    assert sum(x > 0.75 for x in fill) / len(fill) > 0.65
+
+
+def _v2_records_per_batch(root: Path, topics: tuple[str, ...] = ()) -> list[int]:
+    return [
+        f.last_offset_delta + 1
+        for part in partition_dirs(root)
+        if not topics or part.name.rpartition("-")[0] in topics
+        for f in data_frames(part)
+        if f.magic == 2
+    ]
+
+
+def test_slow_producers_send_records_one_by_one(tmp_path):
+    """At 50 records/s a record rarely finds its producer's batch for that partition still
+    lingering: single-record batches. A long linger.ms gathers them again."""
+    kwargs = dict(seed=2, topics=["orders", "clicks"], records=120, rate=50, fast=True)
+    generate_log_dir(tmp_path / "short", linger_ms=0, **kwargs)
+    counts = _v2_records_per_batch(tmp_path / "short")
+    assert len(counts) > 300
+    assert sum(c == 1 for c in counts) / len(counts) > 0.95
+    generate_log_dir(tmp_path / "long", linger_ms=5000, **kwargs)
+    lingered = _v2_records_per_batch(tmp_path / "long")
+    assert len(lingered) < len(counts) / 3
+    assert statistics.mean(lingered) > 3 * statistics.mean(counts)
+
+
+def test_default_load_gives_a_spread_of_batch_sizes(generated):
+    """Quiet and busy spells: single records and bigger batches, no one size."""
+    root, _ = generated
+    counts = _v2_records_per_batch(root, ("orders", "clicks", "legacy-events"))
+    assert len(set(counts)) >= 8
+    assert max(counts) >= 10
+    assert 0.2 < sum(c == 1 for c in counts) / len(counts) < 0.9
+
+
+def sticky_runs(records: list[tuple[int, int, int, int]]) -> list[list[tuple[int, int, int, int]]]:
+    """(timestamp, partition, size, batch) in time order, cut where the partition changes;
+    records of one millisecond on two partitions are put in the order that changes least."""
+    by_time: dict[int, list] = collections.defaultdict(list)
+    for record in records:
+        by_time[record[0]].append(record)
+    runs: list[list] = []
+    current = None
+    for t in sorted(by_time):
+        group = by_time[t]
+        for partition in sorted({r[1] for r in group}, key=lambda p: (p != current, p)):
+            chunk = [r for r in group if r[1] == partition]
+            if partition == current:
+                runs[-1].extend(chunk)
+            else:
+                runs.append(chunk)
+                current = partition
+    return runs
+
+
+def test_records_without_a_key_stick_to_a_partition_for_about_batch_size(sticky):
+    """KIP-794's uniform sticky partitioner, as the v2 producers of ``legacy-events`` use it:
+    a producer's records without a key go to one partition until at least batch.size bytes
+    went there (counting each record's size and, for a batch it opened, the batch header),
+    and never more than twice that. Producer 2000 sends uncompressed, so its estimate is
+    exact; its records' timestamps are their send times."""
+    root, _ = sticky
+    records = []
+    for part in partition_dirs(root):
+        for f in data_frames(part):
+            if f.magic != 2 or f.producer_id != 2000:
+                continue
+            assert f.codec == 0
+            for r, size in zip(_peer_batch(f), uncompressed_sizes(f), strict=True):
+                if r.key is None:
+                    records.append((r.timestamp, partition_number(part), size, f.base_offset))
+    runs = sticky_runs(records)
+    assert 5 <= len(runs) < len(records) / 3
+    assert len({run[0][1] for run in runs}) == 4
+    produced = []
+    for run in runs[:-1]:
+        batches = {batch for *_, batch in run}
+        produced.append(sum(size for _, _, size, _ in run) + 61 * len(batches))
+        assert produced[-1] >= STICKY_BATCH_SIZE, run
+    # A stay ends before 2 * batch.size; the next partition may be the same one again (1 in
+    # 4 here), which merges stays into one run: on average 4/3 of a stay.
+    assert statistics.mean(produced) < 2 * STICKY_BATCH_SIZE * 4 / 3 + 1000
+
+
+def test_old_clients_send_records_without_a_key_round_robin(sticky):
+    """Before Kafka 2.4 a producer sent records without a key to partition after partition:
+    per client the counts differ by at most one, so per magic phase by at most the number
+    of clients (3 for magic 0, 4 for magic 1). Random placement would spread far wider."""
+    root, _ = sticky
+    counts: dict[int, collections.Counter] = {0: collections.Counter(), 1: collections.Counter()}
+    for part in partition_dirs(root):
+        for f in data_frames(part):
+            if f.magic < 2:
+                unkeyed = sum(r.key is None for r in _peer_batch(f))
+                counts[f.magic][partition_number(part)] += unkeyed
+    for magic, clients in ((0, 3), (1, 4)):
+        per_partition = [counts[magic][p] for p in range(4)]
+        assert sum(per_partition) > 200
+        assert max(per_partition) - min(per_partition) <= clients, (magic, per_partition)
+
+
+def test_sequences_continue_batch_after_batch(busy):
+    """Idempotent and transactional producers: per partition, producer id and epoch, each
+    batch's base sequence follows on from the last one's, from 0."""
+    root, _ = busy
+    epochs = 0
+    for part in partition_dirs(root):
+        following: dict[tuple[int, int], int] = {}
+        for f in data_frames(part):
+            if f.producer_id < 0:
+                continue
+            key = (f.producer_id, f.producer_epoch)
+            assert f.base_sequence == following.get(key, 0), (part.name, f.base_offset)
+            following[key] = f.base_sequence + f.last_offset_delta + 1
+        epochs += len(following)
+    assert epochs > 10
+
+
+def test_same_options_same_bytes(tmp_path):
+    kwargs = dict(
+        topics=["orders", "clicks"], records=80, rate=20_000, batch_size=4096, linger_ms=20
+    )
+    generate_log_dir(tmp_path / "a", seed=9, **kwargs)
+    generate_log_dir(tmp_path / "b", seed=9, **kwargs)
+    generate_log_dir(tmp_path / "c", seed=9, **{**kwargs, "linger_ms": 0})
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert _tree(tmp_path / "a") != _tree(tmp_path / "c")
+
+
+def test_cli_batch_options(tmp_path, capsys):
+    root = tmp_path / "small-batches"
+    args = ["--topics", "clicks", "--records", "300", "--segment-bytes", "64KiB"]
+    tuning = ["--batch-size", "4KiB", "--linger-ms", "50", "--rate", "100000"]
+    assert main(["generate", str(root), *args, *tuning]) == 0
+    options = json.loads((root / EXPECTED_FILE).read_text())["options"]
+    assert (options["batch_size"], options["linger_ms"], options["rate"]) == (4096, 50, 100000)
+    sizes = [f.size for part in partition_dirs(root) for f in data_frames(part) if f.magic == 2]
+    plain = [
+        (f.size, f.last_offset_delta)
+        for part in partition_dirs(root)
+        for f in data_frames(part)
+        if f.magic == 2 and f.codec == 0
+    ]
+    assert len(sizes) > 10 and plain
+    assert all(size <= 4096 or lod == 0 for size, lod in plain)
+    assert statistics.median(s for s, _ in plain) > 3000
+    capsys.readouterr()
+    for bad in (["--linger-ms", "-1"], ["--rate", "0"], ["--batch-size", "lots"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["generate", str(tmp_path / "bad"), *bad])
+        assert exit_info.value.code == 2
+        assert bad[0] in capsys.readouterr().err
