@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "generate",
     "producers_cmd",
     "compact_cmd",
+    "stats_cmd",
 )
 
 

@@ -42,6 +42,7 @@ from .functions import (
     try_kafka_records,
 )
 from .internal import make_functions as make_internal_functions
+from .stats import log_stats, record_stats
 
 
 @dataclass(slots=True)
@@ -130,6 +131,8 @@ __all__ = [
     "kafka_records",
     "kafka_schema",
     "local_session",
+    "log_stats",
+    "record_stats",
     "register",
     "register_compaction",
     "try_kafka_decompress",
