@@ -71,7 +71,8 @@ class TopicPlacement:
             return f"partitioner: {self.topic}: not checked ({self.skipped})"
         n = len(self.checked)
         return (
-            f"partitioner: {self.topic}: {self.partitions} partitions ({self.source}); "
+            f"partitioner: {self.topic}: {self.partitions} "
+            f"partition{'s' * (self.partitions != 1)} ({self.source}); "
             f"{n} partition{'s' * (n != 1)} checked: {self.keyed} keyed records, "
             f"{self.misplaced} misplaced ({self.unkeyed} without a key, not checked)"
         )
@@ -269,8 +270,8 @@ class Placements:
             placement = TopicPlacement(
                 name,
                 count,
-                f"the highest partition directory in {dirs} is {name}-{count - 1}{gaps}; a "
-                f"broker holds only its replicas: pass --partitions {name}=N if there are more",
+                f"{name}-{count - 1} is the highest partition directory in {dirs}{gaps}; a "
+                f"broker holds only its replicas: --partitions {name}=N if there are more",
             )
         self.topics[name] = placement
         return placement

@@ -59,7 +59,7 @@ def main() -> int:
         )
 
     first_log = sorted((LOGS / "orders-0").glob("*.log"))[0]
-    step("2. kafka-dump-log's view of a segment, with transaction markers")
+    step("2. kafka-dump-log's view of a segment")
     cli("dump", "--deep-iteration", first_log, head=12)
 
     step("3. The same records as JSON lines (canonical form, base64 keys and values)")
@@ -68,10 +68,13 @@ def main() -> int:
     step("4. The broker's look-up: offset 100 through .index, then a scan")
     cli("find", LOGS / "orders-0", "--offset", "100")
 
-    step("5. Verify CRCs, indexes, transaction index and snapshots")
-    cli("verify", LOGS, "--quiet")
+    step("5. Verify CRCs, indexes, transaction index, snapshots and where keys sit")
+    cli("verify", LOGS, "--quiet", "--partitioner")
 
-    step("6. Spark: the kafka_log data source and SQL")
+    step("6. Where the bytes go, and what v2 with each codec would take")
+    cli("stats", LOGS, "--what-if")
+
+    step("7. Spark: the kafka_log data source and SQL")
     spark_demo()
 
     print(f"\nDemo finished in {time.monotonic() - started:.0f} s; output in {OUT}")
@@ -115,6 +118,18 @@ def spark_demo() -> None:
             JOIN (SELECT topic, partition, count(*) AS n FROM kafka_committed GROUP BY 1, 2) b
               USING (topic, partition)
             ORDER BY topic, partition
+            """
+        ).show()
+
+        print("keyed records whose key hashes elsewhere (Java's default partitioner):")
+        spark.sql(
+            """
+            SELECT topic, count(*) AS keyed,
+                   count_if(kafka_partition(key, n) != partition) AS misplaced
+            FROM kafka JOIN (SELECT topic, max(partition) + 1 AS n FROM kafka GROUP BY 1)
+              USING (topic)
+            WHERE key IS NOT NULL
+            GROUP BY topic ORDER BY topic
             """
         ).show()
 

@@ -344,7 +344,7 @@ def test_binary_keys_are_shown_in_hex(tmp_path):
 def test_cli(misplaced, placed):
     proc = run_cli("verify", "--partitioner", placed.log_dir)
     assert proc.returncode == 0, proc.stdout
-    assert f"partitioner: {TOPIC}: {COUNT} partitions (the highest partition directory" in (
+    assert f"partitioner: {TOPIC}: {COUNT} partitions ({TOPIC}-{COUNT - 1} is the highest" in (
         proc.stdout
     )
     proc = run_cli("verify", "--partitioner", misplaced.log_dir)
