@@ -19,7 +19,7 @@ COMMAND_MODULES = (
     "inspect_cmd",
     "find",
     "verify",
-    "generate",
+    "generate_cmd",
     "producers_cmd",
     "compact_cmd",
     "stats_cmd",
@@ -30,6 +30,13 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 

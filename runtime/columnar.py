@@ -62,6 +62,7 @@ from .errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaForm
 from .framing import Frame, iter_stream_frames
 from .model import Batch, ControlType, Record, Report, TruncatedTail
 from .reader import Errors, Isolation, _damaged
+from .sizes import V2_BATCH_HEADER as _V2_HEADER
 from .sources import LogInput, Source, _fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
@@ -89,7 +90,6 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
     fs.K_WRAPPER,
     fs.K_REFERENCE,
 )
-_V2_HEADER = 61
 _V2_CRC_START = 21
 _CODEC_MASK = 0x07
 _TIMESTAMP_TYPE_BIT = 0x08
@@ -680,7 +680,21 @@ def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders:
         computed = zlib.crc32(view[pos + 16 : end])
         if computed != stored:
             raise CrcMismatchError(stored, computed, algorithm="crc32")
-    # Read as the LegacyMessage parser reads it; the header fields are known to be there.
+    value = wrapper_value(view, pos, end, magic)
+    payload = decompress_buffer(
+        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
+    )
+    holders.append(payload)
+    sec[fs.S_ADDR] = _address(payload)
+    sec[fs.S_START] = 0
+    sec[fs.S_END] = len(payload)
+    # Rows to make room for: an inner entry takes at least 26 bytes (12 + 14).
+    sec[fs.S_COUNT] = len(payload) // 26 + 1
+
+
+def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
+    """The value (the compressed inner messages) of the v0/v1 wrapper entry ``view[pos:end]``,
+    read as the LegacyMessage parser reads it; its header fields are known to be there."""
     p = pos + (26 if magic == 1 else 18)
     (key_len,) = _I32.unpack_from(view, p)
     p += 4
@@ -696,16 +710,7 @@ def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders:
         raise CorruptBatchError("compressed wrapper message with a null value")
     if value_len > end - p:
         raise CorruptBatchError("malformed message: the value runs past the message's end")
-    value = view[p : p + value_len]
-    payload = decompress_buffer(
-        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
-    )
-    holders.append(payload)
-    sec[fs.S_ADDR] = _address(payload)
-    sec[fs.S_START] = 0
-    sec[fs.S_END] = len(payload)
-    # Rows to make room for: an inner entry takes at least 26 bytes (12 + 14).
-    sec[fs.S_COUNT] = len(payload) // 26 + 1
+    return view[p : p + value_len]
 
 
 def _address(data: bytes | pa.Buffer) -> int:

@@ -50,10 +50,10 @@ SCAN_END = 0  # no whole frame left: what remains (if anything) is a truncated t
 SCAN_FRAMING_ERROR = 1  # a length below the minimum at the returned position
 SCAN_BUDGET = 2  # stopped at a budget; more frames may follow
 
-_LOG_OVERHEAD = 12
+_LOG_OVERHEAD = 12  # mirrors sizes.LOG_OVERHEAD
 _UP_TO_MAGIC = 17
 _MIN_FRAME_LENGTH = 14
-_V2_HEADER = 61
+_V2_HEADER = 61  # mirrors sizes.V2_BATCH_HEADER
 _LEGACY_MIN_SIZE_V0 = 14
 _LEGACY_MIN_SIZE_V1 = 22
 

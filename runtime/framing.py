@@ -24,8 +24,8 @@ from typing import BinaryIO
 
 from .errors import FramingError
 from .model import TruncatedTail
+from .sizes import LOG_OVERHEAD
 
-LOG_OVERHEAD = 12
 HEADER_SIZE_UP_TO_MAGIC = 17
 MAGIC_OFFSET = 16
 #: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.

@@ -1,22 +1,17 @@
 """``kafka-format generate``: a realistic Kafka log directory, written as producers and a broker
-write it.
+write it. This module holds the scenarios and writes the log dir; the producers are simulated in
+:mod:`~kafka_format.runtime.accumulator` and the command line is
+:mod:`~kafka_format.runtime.generate_cmd`.
 
 Each topic is written by simulated producer applications (``docs/generate.md`` has the model):
 
 * records arrive at a simulated rate (``rate`` records/s per topic, or by default a load that
   moves between quiet and busy spells); a record's CreateTime is its arrival time (now and then
   an application sets an older event time);
-* each producer places a record the way Kafka's Java client does: a keyed record goes to the
-  partition its key hashes to (:func:`~kafka_format.runtime.partitioner.default_partition`,
-  murmur2), a record without a key to the uniform sticky partition of Kafka 3.3+ (KIP-794),
-  round-robin for the pre-2.4 clients of the magic 0/1 eras, and a librdkafka-style
-  partition that sticks for ``2 * linger.ms`` for the librdkafka producer;
-* each producer groups its records per partition as ``RecordAccumulator`` does: a batch closes
-  when the next record would take the producer's estimate of its size over ``batch.size``
-  (uncompressed bytes, or for compressed batches the uncompressed bytes times Java's
-  ``CompressionRatioEstimator`` ratio times 1.05; a record larger than ``batch.size`` gets a
-  batch of its own), when the estimate reaches ``batch.size``, or ``linger.ms`` after its
-  first record; transaction ends, producer restarts and the end of the run flush the rest;
+* each producer places a record the way Kafka's Java client does (by the murmur2 hash of its
+  key; without a key sticky, round-robin or librdkafka-style, by client era) and groups its
+  records per partition as ``RecordAccumulator`` does, by ``batch.size`` and ``linger.ms``;
+  transaction ends, producer restarts and the end of the run flush the rest;
 * the partition leader (:class:`~kafka_format.runtime.writer.PartitionWriter`) appends each
   batch when the producer sends it, and the transaction coordinator's COMMIT/ABORT markers to
   every partition a transaction wrote to.
@@ -58,23 +53,28 @@ exactly the output of ``kafka-format dump --jsonl DIR/topic-N`` (and with
 
 from __future__ import annotations
 
-import argparse
 import base64
 import functools
 import hashlib
-import heapq
 import json
 import os
 import random
-import re
-import struct
-import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .accumulator import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_LINGER_MS,
+    LIBRDKAFKA,
+    ROUND_ROBIN,
+    Client,
+    Load,
+    ProducedBatch,
+    SimClock,
+    Topic,
+)
 from .checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -103,9 +103,7 @@ __all__ = [
     "ProducedBatch",
     "canonical_record",
     "generate_log_dir",
-    "parse_size",
     "records_digest",
-    "register",
 ]
 
 EXPECTED_FILE = "EXPECTED.json"
@@ -116,10 +114,6 @@ DEFAULT_RECORDS = 400
 DEFAULT_SEGMENT_BYTES = 32 * 1024
 #: Scenario batches stay well under this (a batch larger than a segment cannot be appended).
 MIN_SEGMENT_BYTES = 8 * 1024
-#: The Java producer's ``batch.size`` and ``linger.ms`` defaults (linger.ms: 5 since Kafka 4.0,
-#: KIP-1030; 0 before).
-DEFAULT_BATCH_SIZE = 16384
-DEFAULT_LINGER_MS = 5
 BENCH_RECORDS_PER_BATCH = 1000
 BENCH_VALUE_BYTES = 100
 BENCH_DEFAULT_PARTITIONS = 2
@@ -154,33 +148,6 @@ def records_digest(records: Iterable[dict[str, Any]]) -> str:
 
 
 # --- what was generated ---------------------------------------------------------------------
-
-
-@dataclass(slots=True, frozen=True)
-class ProducedBatch:
-    """One batch as its producer closed and sent it (scenario topics only)."""
-
-    #: the simulated client, e.g. ``java-gzip``, ``librdkafka-snappy``, ``java-0.9-none``
-    producer: str
-    base_offset: int
-    records: int
-    magic: int
-    codec: str
-    #: the records' bytes before compression, as the producer counted them (v0/v1: each
-    #: message with its 12-byte log overhead)
-    records_bytes: int
-    #: ``batch.size``, or more when the batch's first record alone is larger
-    write_limit: int
-    #: the compression ratio estimate the batch was created with; None when the producer
-    #: counts uncompressed bytes (no compression, or librdkafka)
-    compression_ratio: float | None
-    #: the producer's estimate of the batch's size when it was sent
-    estimated_bytes: int
-    #: bytes the append added to the ``.log``
-    log_bytes: int
-    #: ``full`` (the next record did not fit, or the estimate reached batch.size),
-    #: ``linger`` (linger.ms passed) or ``flush`` (a transaction end, a restart, a phase end)
-    closed_by: str
 
 
 @dataclass(slots=True)
@@ -250,442 +217,6 @@ class GeneratedLog:
         }
 
 
-# --- the producer's size accounting ---------------------------------------------------------
-# MemoryRecordsBuilder / DefaultRecord / LegacyRecord / CompressionRatioEstimator, in Java's
-# float (32-bit) arithmetic where Java uses floats.
-
-_LOG_OVERHEAD = 12
-_V2_BATCH_OVERHEAD = 61
-_LEGACY_RECORD_OVERHEAD = (14, 22)  # crc, magic, attributes, [timestamp,] key and value lengths
-_MAX_RECORD_OVERHEAD = 21  # DefaultRecord.MAX_RECORD_OVERHEAD
-_FLOAT = struct.Struct("<f")
-
-
-def _f32(value: float) -> float:
-    return _FLOAT.unpack(_FLOAT.pack(value))[0]
-
-
-_ESTIMATION_FACTOR = _f32(1.05)  # COMPRESSION_RATE_ESTIMATION_FACTOR
-_RATIO_IMPROVING_STEP = _f32(0.005)
-_RATIO_DETERIORATE_STEP = _f32(0.05)
-
-
-def _varint_size(value: int) -> int:
-    raw = (value << 1) ^ (value >> 63)
-    size = 1
-    while raw >= 0x80:
-        raw >>= 7
-        size += 1
-    return size
-
-
-def _bytes_size(data: bytes | None) -> int:
-    return 1 if data is None else _varint_size(len(data)) + len(data)
-
-
-def _key_value_headers_size(m: Message) -> int:
-    size = _bytes_size(m.key) + _bytes_size(m.value) + _varint_size(len(m.headers))
-    for key, value in m.headers:
-        size += _bytes_size(key.encode("utf-8")) + _bytes_size(value)
-    return size
-
-
-def _v2_record_size(offset_delta: int, timestamp_delta: int, m: Message) -> int:
-    """``DefaultRecord.sizeInBytes``: the record exactly as it is written."""
-    body = 1 + _varint_size(timestamp_delta) + _varint_size(offset_delta)
-    body += _key_value_headers_size(m)
-    return _varint_size(body) + body
-
-
-def _legacy_record_size(magic: int, m: Message) -> int:
-    """``LOG_OVERHEAD + LegacyRecord.recordSize``: a v0/v1 message as a log entry."""
-    return _LOG_OVERHEAD + _LEGACY_RECORD_OVERHEAD[magic] + len(m.key or b"") + len(m.value or b"")
-
-
-def _batch_header_size(magic: int, codec: Codec) -> int:
-    """``AbstractRecords.recordBatchHeaderSizeInBytes``."""
-    if magic == 2:
-        return _V2_BATCH_OVERHEAD
-    return _LOG_OVERHEAD + _LEGACY_RECORD_OVERHEAD[magic] if codec is not Codec.NONE else 0
-
-
-def _size_upper_bound(magic: int, codec: Codec, m: Message) -> int:
-    """``AbstractRecords.estimateSizeInBytesUpperBound``: the buffer a first record needs."""
-    if magic == 2:
-        return _V2_BATCH_OVERHEAD + _MAX_RECORD_OVERHEAD + _key_value_headers_size(m)
-    # a wrapper's overhead, then the message without its log overhead (Java counts it once)
-    wrapper = _LEGACY_RECORD_OVERHEAD[magic] if codec is not Codec.NONE else 0
-    return wrapper + _legacy_record_size(magic, m)
-
-
-def _update_ratio(current: float, observed: float) -> float:
-    """``CompressionRatioEstimator.updateEstimation``: worse news moves the estimate at once
-    (by at least 0.05), better news slowly (by at most 0.005 per batch)."""
-    if observed > current:
-        return max(_f32(current + _RATIO_DETERIORATE_STEP), observed)
-    if observed < current:
-        return max(_f32(current - _RATIO_IMPROVING_STEP), observed)
-    return current
-
-
-# --- producers and their accumulators -------------------------------------------------------
-
-_STICKY = "sticky"  # Java 3.3+: BuiltInPartitioner, uniform sticky (KIP-794)
-_ROUND_ROBIN = "round-robin"  # Java before 2.4: DefaultPartitioner's counter
-_LIBRDKAFKA = "librdkafka"  # murmur2_random, null keys sticky for sticky.partitioning.linger.ms
-
-
-@dataclass(slots=True, eq=False)
-class _Client:
-    """One producer application (a client instance) writing to one topic."""
-
-    name: str
-    codec: Codec = Codec.NONE
-    magic: int = 2
-    producer: Producer | None = None
-    transactional: bool = False
-    partitioner: str = _STICKY
-    xerial: bool = True
-    #: Java's CompressionRatioEstimator; librdkafka counts batch.size on uncompressed bytes
-    estimates_ratio: bool = True
-    ratio: float = 1.0
-    open: dict[int, _OpenBatch] = field(default_factory=dict)
-    sticky: int | None = None
-    sticky_bytes: int = 0
-    sticky_since: int = 0
-    counter: int | None = None
-    in_transaction: bool = False
-    txn_partitions: set[int] = field(default_factory=set)
-    #: until when it waits for its transaction's markers (it sends nothing before)
-    blocked_until: int = 0
-
-    def restarted(self) -> None:
-        """A new InitProducerId after a restart: the epoch goes up, sequences start again."""
-        assert self.producer is not None
-        self.producer = Producer(self.producer.producer_id, self.producer.epoch + 1)
-
-
-@dataclass(slots=True, eq=False)
-class _OpenBatch:
-    """A ``ProducerBatch`` being filled: ``MemoryRecordsBuilder``'s running estimate."""
-
-    client: _Client
-    partition: int
-    deadline: int
-    write_limit: int
-    header: int
-    ratio: float
-    messages: list[Message] = field(default_factory=list)
-    records_bytes: int = 0
-    base_timestamp: int = 0
-
-    def record_size(self, m: Message) -> int:
-        if self.client.magic < 2:
-            return _legacy_record_size(self.client.magic, m)
-        assert m.timestamp is not None
-        delta = m.timestamp - self.base_timestamp if self.messages else 0
-        return _v2_record_size(len(self.messages), delta, m)
-
-    def add(self, m: Message, size: int) -> None:
-        if not self.messages:
-            assert m.timestamp is not None
-            self.base_timestamp = m.timestamp
-        self.messages.append(m)
-        self.records_bytes += size
-
-    @property
-    def uses_ratio(self) -> bool:
-        return self.client.codec is not Codec.NONE and self.client.estimates_ratio
-
-    def estimate(self) -> int:
-        """``estimatedBytesWritten``: exact uncompressed; compressed, by the estimated ratio."""
-        if not self.uses_ratio:
-            return self.header + self.records_bytes
-        scaled = _f32(_f32(_f32(self.records_bytes) * self.ratio) * _ESTIMATION_FACTOR)
-        return self.header + int(scaled)
-
-
-@dataclass(slots=True, eq=False)
-class _Markers:
-    """The COMMIT/ABORT markers the transaction coordinator has yet to write."""
-
-    producer: Producer
-    commit: bool
-    coordinator_epoch: int
-    partitions: list[int]
-
-
-class _SimClock:
-    """Simulated time in epoch ms; the writers read it as the broker's "now"."""
-
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
-class _Topic:
-    """The producers of one topic, their accumulators and the partition leaders they send to.
-
-    Everything happens in simulated time order: before a record arrives at ``t``, every batch
-    whose linger ran out by ``t`` is sent and every transaction marker due by ``t`` written,
-    in time order, so the leaders append in the order producers and coordinator sent.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        writers: Sequence[PartitionWriter],
-        rng: random.Random,
-        clock: _SimClock,
-        *,
-        batch_size: int,
-        linger_ms: int,
-    ) -> None:
-        self.name = name
-        self.writers = list(writers)
-        self.rng = rng
-        self.clock = clock
-        self.batch_size = batch_size
-        self.linger_ms = linger_ms
-        #: BuiltInPartitioner's stickyBatchSize (at least 1, as the producer makes it)
-        self.sticky_batch_size = max(batch_size, 1)
-        self.sent = 0
-        self.produced: list[list[ProducedBatch]] = [[] for _ in self.writers]
-        #: called with the writer before every append (leader elections, in the scenarios)
-        self.on_append: Callable[[PartitionWriter], None] | None = None
-        self._events: list[tuple[int, int, _OpenBatch | _Markers]] = []
-        self._serial = 0
-        self._hashes: dict[bytes, int] = {}
-
-    @property
-    def partitions(self) -> int:
-        return len(self.writers)
-
-    @property
-    def now(self) -> int:
-        return self.clock.now
-
-    def partition_for_key(self, key: bytes) -> int:
-        partition = self._hashes.get(key)
-        if partition is None:
-            partition = self._hashes[key] = default_partition(key, self.partitions)
-        return partition
-
-    # --- time ------------------------------------------------------------------------------
-
-    def advance(self, t: int) -> None:
-        """Move time to ``t``, sending every batch whose linger ran out and writing every
-        marker that fell due on the way."""
-        events = self._events
-        while events and events[0][0] <= t:
-            self._happen(*heapq.heappop(events))
-        self.clock.now = max(self.clock.now, t)
-
-    def finish(self) -> None:
-        """The end of the run: what is still open lingers out and is sent, markers due are
-        written."""
-        events = self._events
-        while events:
-            self._happen(*heapq.heappop(events))
-
-    def _schedule(self, t: int, event: _OpenBatch | _Markers) -> None:
-        self._serial += 1
-        heapq.heappush(self._events, (t, self._serial, event))
-
-    def _happen(self, t: int, _: int, event: _OpenBatch | _Markers) -> None:
-        if isinstance(event, _Markers):
-            self.clock.now = max(self.clock.now, t)
-            self._write_markers(event)
-        elif event.client.open.get(event.partition) is event:  # else sent already
-            self.clock.now = max(self.clock.now, t)
-            self._send_batch(event, "linger")
-
-    # --- what a producer does --------------------------------------------------------------
-
-    def send(self, client: _Client, message: Message) -> int:
-        """``KafkaProducer.send`` at the current time; returns the partition chosen."""
-        self.sent += 1
-        if client.transactional:
-            client.in_transaction = True
-        if message.key is not None:
-            partition = self.partition_for_key(message.key)
-            self._accumulate(client, partition, message)
-            return partition
-        if client.partitioner == _ROUND_ROBIN:
-            if client.counter is None:
-                # DefaultPartitioner's counter starts at a random int
-                client.counter = self.rng.randrange(self.partitions)
-            partition = client.counter % self.partitions
-            client.counter += 1
-            self._accumulate(client, partition, message)
-            return partition
-        if client.partitioner == _LIBRDKAFKA:
-            # sticky.partitioning.linger.ms (default: twice linger.ms): a random partition,
-            # kept for that long; 0 means a random partition for every message
-            if client.sticky is None or self.now - client.sticky_since >= 2 * self.linger_ms:
-                client.sticky = self.rng.randrange(self.partitions)
-                client.sticky_since = self.now
-            self._accumulate(client, client.sticky, message)
-            return client.sticky
-        return self._send_sticky(client, message)
-
-    def _send_sticky(self, client: _Client, message: Message) -> int:
-        """``RecordAccumulator.append`` with the built-in partitioner (KIP-794, no adaptive
-        load statistics: every partition equally likely)."""
-        limit = self.sticky_batch_size
-        if client.sticky is None:
-            self._switch(client)
-        # partitionChanged: a switch held back while the partition had an unfinished batch
-        # happens once its batches are all full (or sent)
-        if client.sticky not in client.open and client.sticky_bytes >= limit:
-            self._switch(client)
-        partition = client.sticky
-        assert partition is not None
-        client.sticky_bytes += self._accumulate(client, partition, message)
-        all_full = partition not in client.open  # full batches are sent at once here
-        if (client.sticky_bytes >= limit and all_full) or client.sticky_bytes >= 2 * limit:
-            self._switch(client)
-        return partition
-
-    def _switch(self, client: _Client) -> None:
-        # BuiltInPartitioner.nextPartition: uniformly random, the current one included
-        client.sticky = self.rng.randrange(self.partitions)
-        client.sticky_bytes = 0
-
-    def flush(self, client: _Client) -> None:
-        """Send the client's open batches now (``flush()``, ``close()``, a commit)."""
-        for partition in sorted(client.open):
-            self._send_batch(client.open[partition], "flush")
-
-    def restart(self, client: _Client) -> None:
-        """The application restarts: ``close()`` sends what is open, a new epoch begins."""
-        self.flush(client)
-        client.restarted()
-
-    def end_transaction(self, client: _Client, *, commit: bool, coordinator_epoch: int) -> None:
-        """``commitTransaction`` / ``abortTransaction``: the producer flushes, then the
-        coordinator writes a marker to every partition the transaction wrote to, a few ms
-        later; other producers go on meanwhile, this one waits (its next transaction could
-        not add partitions before the markers are written)."""
-        assert client.producer is not None and client.transactional
-        self.flush(client)
-        due = self.now + self.rng.randint(1, 5)  # EndTxn, then WriteTxnMarkers
-        markers = _Markers(
-            client.producer, commit, coordinator_epoch, sorted(client.txn_partitions)
-        )
-        self._schedule(due, markers)
-        client.blocked_until = due
-        client.txn_partitions = set()
-        client.in_transaction = False
-
-    def _write_markers(self, markers: _Markers) -> None:
-        for partition in markers.partitions:
-            writer = self.writers[partition]
-            if self.on_append is not None:
-                self.on_append(writer)
-            writer.end_transaction(
-                markers.producer, commit=markers.commit, coordinator_epoch=markers.coordinator_epoch
-            )
-
-    # --- the accumulator --------------------------------------------------------------------
-
-    def _accumulate(self, client: _Client, partition: int, message: Message) -> int:
-        """Append to the partition's open batch or a new one; returns the bytes the estimate
-        grew by (a new batch's header included), as the sticky partitioner counts them."""
-        batch = client.open.get(partition)
-        if batch is not None:
-            size = batch.record_size(message)
-            before = batch.estimate()
-            if before + size > batch.write_limit:  # hasRoomFor: no
-                self._send_batch(batch, "full")
-                batch = None
-            else:
-                batch.add(message, size)
-                appended = batch.estimate() - before
-        if batch is None:
-            header = _batch_header_size(client.magic, client.codec)
-            batch = _OpenBatch(
-                client,
-                partition,
-                # whole milliseconds: a batch takes at least the records of the ms it opened in
-                deadline=self.now + max(self.linger_ms, 1),
-                write_limit=max(
-                    self.batch_size, _size_upper_bound(client.magic, client.codec, message)
-                ),
-                header=header,
-                ratio=client.ratio,
-            )
-            batch.add(message, batch.record_size(message))
-            appended = batch.estimate()
-            client.open[partition] = batch
-            self._schedule(batch.deadline, batch)
-        if batch.estimate() >= batch.write_limit:  # isFull: ready at once
-            self._send_batch(batch, "full")
-        return appended
-
-    def _send_batch(self, batch: _OpenBatch, reason: str) -> None:
-        client = batch.client
-        del client.open[batch.partition]
-        writer = self.writers[batch.partition]
-        if self.on_append is not None:
-            self.on_append(writer)
-        before = writer.log_bytes
-        appended = writer.append(
-            batch.messages,
-            codec=client.codec,
-            magic=client.magic,
-            producer=client.producer,
-            transactional=client.transactional,
-            xerial=client.xerial,
-        )
-        written = writer.log_bytes - before
-        estimated = batch.estimate()
-        if client.transactional:
-            client.txn_partitions.add(batch.partition)
-        if batch.uses_ratio:
-            # ProducerBatch.close: the compressed records against the uncompressed ones
-            observed = _f32((written - batch.header) / batch.records_bytes)
-            client.ratio = _update_ratio(client.ratio, observed)
-        self.produced[batch.partition].append(
-            ProducedBatch(
-                producer=client.name,
-                base_offset=appended.base_offset,
-                records=len(batch.messages),
-                magic=client.magic,
-                codec=client.codec.name.lower(),
-                records_bytes=batch.records_bytes,
-                write_limit=batch.write_limit,
-                compression_ratio=batch.ratio if batch.uses_ratio else None,
-                estimated_bytes=estimated,
-                log_bytes=written,
-                closed_by=reason,
-            )
-        )
-
-
-class _Load:
-    """When records arrive: a Poisson process at ``rate`` records/s, or by default one whose
-    rate moves between spells of 20-200 records at 100 to 1,000,000 records/s (log-uniform)."""
-
-    def __init__(self, rng: random.Random, rate: float | None, start: int) -> None:
-        self.rng = rng
-        self.fixed = rate
-        self.rate = rate or 1000.0
-        self.left = 0
-        self.t = float(start)
-
-    def next(self, now: int) -> int:
-        if self.fixed is None and self.left <= 0:
-            self.rate = 10 ** self.rng.uniform(2, 6)
-            self.left = self.rng.randint(20, 200)
-        self.left -= 1
-        # a producer blocked in commitTransaction sends nothing meanwhile
-        self.t = max(self.t, float(now)) + self.rng.expovariate(self.rate / 1000.0)
-        return int(self.t)
-
-
 # --- what records hold ----------------------------------------------------------------------
 
 _HEADER_KEYS = ("trace-id", "source", "content-type", "retry")
@@ -750,13 +281,13 @@ class _Content:
 class _Run:
     """One topic's simulation: its producers' topic, the load and the record content."""
 
-    def __init__(self, topic: _Topic, content: _Content, load: _Load) -> None:
+    def __init__(self, topic: Topic, content: _Content, load: Load) -> None:
         self.topic = topic
         self.content = content
         self.load = load
         self.rng = topic.rng
 
-    def arrive(self, clients: Sequence[_Client], weights: Sequence[float] | None = None) -> _Client:
+    def arrive(self, clients: Sequence[Client], weights: Sequence[float] | None = None) -> Client:
         """Time moves on to the next record's arrival; returns the client that has it (one
         not waiting for its transaction's markers, which may make the record wait)."""
         topic = self.topic
@@ -772,7 +303,7 @@ class _Run:
 
     def send(
         self,
-        client: _Client,
+        client: Client,
         *,
         prefix: bytes,
         space: int,
@@ -818,21 +349,21 @@ def _orders(run: _Run, target: int) -> None:
     total = target * topic.partitions
     space = max(total // 3, 1)
     java = [
-        _Client(f"java-{codec.name.lower()}", codec, producer=Producer(1000 + i))
+        Client(f"java-{codec.name.lower()}", codec, producer=Producer(1000 + i))
         for i, codec in enumerate((Codec.NONE, Codec.GZIP, Codec.LZ4, Codec.ZSTD))
     ]
     # librdkafka's default: not idempotent, raw snappy blocks; murmur2_random, the
     # partitioner that agrees with Java's (its own default, consistent_random, hashes CRC32)
-    rdkafka = _Client(
+    rdkafka = Client(
         "librdkafka-snappy",
         Codec.SNAPPY,
-        partitioner=_LIBRDKAFKA,
+        partitioner=LIBRDKAFKA,
         xerial=False,
         estimates_ratio=False,
     )
     txns = [
-        _Client("java-txn-a", Codec.NONE, producer=Producer(5000, epoch=3), transactional=True),
-        _Client("java-txn-b", Codec.LZ4, producer=Producer(6000), transactional=True),
+        Client("java-txn-a", Codec.NONE, producer=Producer(5000, epoch=3), transactional=True),
+        Client("java-txn-b", Codec.LZ4, producer=Producer(6000), transactional=True),
     ]
     clients = [*java, rdkafka, *txns]
     weights = [0.12] * 5 + [0.2, 0.2]
@@ -848,11 +379,11 @@ def _orders(run: _Run, target: int) -> None:
 
     topic.on_append = leader_elections
 
-    def send(client: _Client, **kwargs: Any) -> int:
+    def send(client: Client, **kwargs: Any) -> int:
         run.arrive([client])
         return run.send(client, prefix=b"order", space=space, **kwargs)
 
-    def end(client: _Client, commit: bool) -> None:
+    def end(client: Client, commit: bool) -> None:
         topic.end_transaction(
             client, commit=commit, coordinator_epoch=coordinator_epoch[id(client)]
         )
@@ -898,7 +429,7 @@ def _legacy_events(run: _Run, target: int) -> None:
     for i, (magic, version, codecs) in enumerate(phases):
         # clients before 2.4 send records without a key round-robin
         clients = [
-            _Client(f"{version}-{c.name.lower()}", c, magic=magic, partitioner=_ROUND_ROBIN)
+            Client(f"{version}-{c.name.lower()}", c, magic=magic, partitioner=ROUND_ROBIN)
             for c in codecs
         ]
         stop = total * (i + 1) // 3
@@ -910,7 +441,7 @@ def _legacy_events(run: _Run, target: int) -> None:
     for w in topic.writers:
         w.leader_epoch = 5 + w.partition
     modern = [
-        _Client(f"java-{codec.name.lower()}", codec, producer=Producer(2000 + i))
+        Client(f"java-{codec.name.lower()}", codec, producer=Producer(2000 + i))
         for i, codec in enumerate((Codec.NONE, Codec.ZSTD, Codec.SNAPPY))
     ]
     while topic.sent < total:
@@ -922,7 +453,7 @@ def _clicks(run: _Run, target: int) -> None:
     total = target * topic.partitions
     space = max(total // 4, 50)
     old = [
-        _Client(f"java-0.10-{c.name.lower()}", c, magic=1, partitioner=_ROUND_ROBIN)
+        Client(f"java-0.10-{c.name.lower()}", c, magic=1, partitioner=ROUND_ROBIN)
         for c in (Codec.NONE, Codec.GZIP, Codec.LZ4)
     ]
     while topic.sent < total // 5:
@@ -930,10 +461,10 @@ def _clicks(run: _Run, target: int) -> None:
     for client in old:
         topic.flush(client)
     modern = [
-        _Client("java-lz4", Codec.LZ4, producer=Producer(3000)),
-        _Client("java-zstd", Codec.ZSTD, producer=Producer(3001)),
-        _Client("java-gzip", Codec.GZIP),
-        _Client("java-none", Codec.NONE),
+        Client("java-lz4", Codec.LZ4, producer=Producer(3000)),
+        Client("java-zstd", Codec.ZSTD, producer=Producer(3001)),
+        Client("java-gzip", Codec.GZIP),
+        Client("java-none", Codec.NONE),
     ]
     while topic.sent < total:
         run.send(run.arrive(modern), prefix=b"session", space=space, null_keys=0.15)
@@ -987,9 +518,9 @@ def _users(run: _Run, target: int) -> dict[int, int]:
         checkpoints[w.partition] = w.next_offset
     copied = sum(w.summary.records for w in topic.writers)
     tail = [
-        _Client("java-gzip", Codec.GZIP, producer=Producer(4000, 1)),  # restarted since
-        _Client("java-zstd", Codec.ZSTD, producer=Producer(4001)),
-        _Client("java-none", Codec.NONE),
+        Client("java-gzip", Codec.GZIP, producer=Producer(4000, 1)),  # restarted since
+        Client("java-zstd", Codec.ZSTD, producer=Producer(4001)),
+        Client("java-none", Codec.NONE),
     ]
     while copied + topic.sent < target * topic.partitions:
         run.send(run.arrive(tail), prefix=b"user", space=30, tombstones=0.25)
@@ -1182,7 +713,7 @@ def generate_log_dir(
         timestamp_type = _TIMESTAMP_TYPES.get(topic, TimestampType.CREATE_TIME)
         segment = segment_bytes or DEFAULT_SEGMENT_BYTES
         rng = random.Random(f"{seed}/{topic}")
-        clock = _SimClock(DEFAULT_START_TIME_MS + rng.randrange(3_600_000))
+        clock = SimClock(DEFAULT_START_TIME_MS + rng.randrange(3_600_000))
         writers: list[PartitionWriter] = []
         try:
             for partition in range(partitions or TOPIC_KINDS[topic]):
@@ -1197,7 +728,7 @@ def generate_log_dir(
                         keep_records=True,
                     )
                 )
-            sim = _Topic(
+            sim = Topic(
                 topic,
                 writers,
                 rng,
@@ -1205,7 +736,7 @@ def generate_log_dir(
                 batch_size=min(batch_size, segment // 2),
                 linger_ms=linger_ms,
             )
-            run = _Run(sim, _Content(rng, segment), _Load(rng, rate, clock.now))
+            run = _Run(sim, _Content(rng, segment), Load(rng, rate, clock.now))
             cleaned_to = _SCENARIOS[topic](run, records)
             sim.finish()
         finally:
@@ -1229,214 +760,3 @@ def generate_log_dir(
         (root / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":42}')
     (root / EXPECTED_FILE).write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
-
-
-# --- command line ---------------------------------------------------------------------------
-
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
-
-
-def parse_size(text: str) -> int:
-    """``2GiB``, ``512MiB``, ``64k``, ``1.5G``, ``1000000`` -> bytes (powers of 1024)."""
-    match = _SIZE.fullmatch(text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 2GiB, 512MiB, 65536)")
-    number, unit, _ = match.groups()
-    scale = 1024 ** " kmgt".index(unit.lower() or " ")
-    value = int(float(number) * scale)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
-    return value
-
-
-EPILOG = f"""\
-scenarios (--topics): {", ".join(TOPIC_KINDS)} (default: all)
-
-producers: keyed records go to the partition their key hashes to (murmur2, as the Java
-client's default partitioner); records without a key follow the uniform sticky partitioner
-(Kafka 3.3+), round-robin for the magic 0/1 era clients. Each producer batches per partition
-by --batch-size (batch.size) and --linger-ms (linger.ms); see docs/generate.md.
-
-examples:
-  kafka-format generate demo-logs
-  kafka-format generate demo-logs --seed 7 --topics orders,users --partitions 2 --records 2000
-  kafka-format generate busy-logs --topics orders --rate 500000 --segment-bytes 1MiB
-  kafka-format generate slow-logs --topics clicks --rate 50 --linger-ms 0
-  kafka-format generate bench-logs --size 2GiB                    # the benchmarks' shape
-  kafka-format generate bench-logs --size 512MiB --codec zstd --segment-bytes 128MiB
-  kafka-format generate live-logs --live     # active segments as a running broker leaves them
-  kafka-format verify demo-logs && kafka-format dump --jsonl demo-logs/orders-0 | sha256sum
-"""
-
-
-def register(sub) -> None:
-    """Add ``generate`` to the command line."""
-    g = sub.add_parser(
-        "generate",
-        help="write a realistic Kafka log directory (for demos, tests and benchmarks)",
-        description="Write a Kafka log directory as producers and a broker write it: "
-        "records placed by key as the default partitioner does and batched by batch.size "
-        "and linger.ms, topics and partitions, segments rolled at a size, .index/.timeindex "
-        "entries every index-interval bytes, transactions with .txnindex, producer "
-        "snapshots, every codec and magic; plus EXPECTED.json describing what was written. "
-        "Same seed, same bytes.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
-    )
-    g.add_argument("dir", metavar="DIR", help="log directory to create (must be empty)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    g.add_argument(
-        "--topics",
-        type=lambda text: [t for t in text.split(",") if t],
-        help="comma-separated scenarios to write",
-    )
-    g.add_argument("--partitions", type=_positive, help="partitions per topic")
-    g.add_argument(
-        "--records",
-        type=_positive,
-        default=DEFAULT_RECORDS,
-        help=f"data records per partition, on average (default {DEFAULT_RECORDS})",
-    )
-    g.add_argument(
-        "--segment-bytes",
-        type=parse_size,
-        help="roll segments at this size (default 32KiB; 1GiB with --size)",
-    )
-    g.add_argument(
-        "--batch-size",
-        type=_batch_size,
-        default=DEFAULT_BATCH_SIZE,
-        metavar="BYTES",
-        help=f"the producers' batch.size (default {DEFAULT_BATCH_SIZE}; at most half "
-        "of --segment-bytes; 0: a batch per record)",
-    )
-    g.add_argument(
-        "--linger-ms",
-        type=_not_negative,
-        default=DEFAULT_LINGER_MS,
-        metavar="MS",
-        help=f"the producers' linger.ms (default {DEFAULT_LINGER_MS}, Kafka 4.0's; 0 before)",
-    )
-    g.add_argument(
-        "--rate",
-        type=_positive_float,
-        metavar="RECORDS_PER_S",
-        help="records per second each topic receives (default: a load moving between "
-        "100 and 1,000,000/s)",
-    )
-    g.add_argument(
-        "--size", type=parse_size, help="add topic 'bench' with about this many bytes of log"
-    )
-    g.add_argument(
-        "--codec",
-        choices=[c.name.lower() for c in Codec],
-        default="none",
-        help="codec of the bench batches (default none)",
-    )
-    g.add_argument(
-        "--index-interval-bytes",
-        type=_positive,
-        default=4096,
-        help="log.index.interval.bytes (default 4096)",
-    )
-    g.add_argument(
-        "--live",
-        action="store_true",
-        help="leave active segments' indexes preallocated, as a running broker has them",
-    )
-    g.add_argument(
-        "--construct",
-        action="store_true",
-        help="build every batch with the Construct builders, bench included (slow)",
-    )
-    g.set_defaults(run=_run_generate)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
-def _not_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
-
-
-def _batch_size(text: str) -> int:
-    return 0 if text.strip() == "0" else parse_size(text)
-
-
-class _Progress:
-    """Bytes written so far on stderr, at most every half second, when it is a terminal."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done = 0
-        self.shown = 0.0
-
-    def __call__(self, grown: int) -> None:
-        self.done += grown
-        now = time.monotonic()
-        if now - self.shown >= 0.5:
-            self.shown = now
-            mib = 1024 * 1024
-            sys.stderr.write(f"\rgenerate: {self.done / mib:,.0f} / {self.total / mib:,.0f} MiB")
-            sys.stderr.flush()
-
-    def finish(self) -> None:
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
-
-
-def _run_generate(args: argparse.Namespace) -> int:
-    from .errors import KafkaFormatError
-
-    root = Path(args.dir)
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise KafkaFormatError("exists and is not an empty directory", file=str(root))
-    progress = _Progress(args.size) if args.size and sys.stderr.isatty() else None
-    try:
-        result = generate_log_dir(
-            root,
-            seed=args.seed,
-            topics=args.topics,
-            partitions=args.partitions,
-            records=args.records,
-            segment_bytes=args.segment_bytes,
-            size_bytes=args.size,
-            codec=Codec[args.codec.upper()],
-            index_interval_bytes=args.index_interval_bytes,
-            clean_shutdown=not args.live,
-            fast=False if args.construct else None,
-            progress=progress,
-            batch_size=args.batch_size,
-            linger_ms=args.linger_ms,
-            rate=args.rate,
-        )
-    except ValueError as exc:
-        raise KafkaFormatError(str(exc), file=str(root)) from None
-    finally:
-        if progress is not None:
-            progress.finish()
-    total = sum(s.records for s in result.partitions.values())
-    size = sum(p.stat().st_size for p in root.glob("*/*.log"))
-    print(
-        f"wrote {len(result.partitions)} partition{'' if len(result.partitions) == 1 else 's'}, "
-        f"{total:,} records, {size:,} bytes of log "
-        f"to {root} (expected contents in {root / EXPECTED_FILE})"
-    )
-    return 0

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from .cli import non_negative_int
 from .errors import KafkaFormatError
 from .producers import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
@@ -48,13 +49,6 @@ the state is then loaded from the earliest snapshot, as the broker loads one
 Exit status: 0 when there is no anomaly and no snapshot mismatch, 1 otherwise, 2 for bad
 arguments.
 """
-
-
-def non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def register(sub) -> None:

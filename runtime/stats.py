@@ -34,15 +34,8 @@ are whole, the file's records are read again by the reference decoder. Damaged b
 counted and listed with their file and byte position, as ``iter_batches(errors="skip")``
 reports them; ``strict=True`` raises the first instead.
 
-``what_if=True`` estimates the same data re-encoded as v2 batches, uncompressed and with each
-codec, by re-encoding a sample of whole batches (spread evenly over each partition) with the
-project's v2 encoder (``writer.encode_records`` / ``encode_record_batch``, byte-identical to the
-Construct builders) and ``codecs.compress``, and scaling up by the sample's share of the
-uncompressed bytes. Batches are re-encoded as they lie (a v2 batch or a v0/v1 wrapper becomes
-one v2 batch), except runs of uncompressed v0/v1 messages, which were one message per entry only
-because the old formats have no uncompressed batch: those are grouped into batches of up to
-``batch_size`` bytes (16384, the producer's ``batch.size``). ``batch_size`` given explicitly
-regroups everything that way.
+``what_if=True`` also estimates the same data re-encoded as v2 batches, uncompressed and with
+each codec, from a sample of whole batches re-encoded (``whatif.py`` does that part).
 """
 
 from __future__ import annotations
@@ -53,7 +46,7 @@ import struct
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,18 +56,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from crc32c import crc32c
 
-from ..schemas.record import RecordSpec
 from . import fastscan as fs
 from .batches import LEGACY_CRC_START as _LEGACY_CRC_START
 from .batches import V2_CRC_START as _V2_CRC_START
 from .batches import ReadOptions, read_batch
-from .codecs import DEFAULT_MAX_BYTES, Codec, compress, decompress, resolve_codec
-from .columnar import iter_arrow_batches
+from .codecs import DEFAULT_MAX_BYTES, Codec, decompress_buffer, resolve_codec
+from .columnar import iter_arrow_batches, wrapper_value
 from .errors import CorruptBatchError, FramingError, KafkaFormatError
-from .framing import LOG_OVERHEAD, Frame, iter_frames
+from .framing import Frame, iter_frames
 from .model import Record, Report, TimestampType, TruncatedTail
+from .sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
 from .sources import LogInput, Source, resolve
-from .writer import encode_record_batch, encode_records
+from .whatif import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_SAMPLE,
+    WHAT_IF_CODECS,
+    Sampler,
+    WhatIf,
+    WhatIfEstimate,
+    _round,
+    estimate,
+)
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -93,16 +95,6 @@ __all__ = [
     "file_stats",
     "log_stats",
 ]
-
-#: A v2 batch header, LOG_OVERHEAD included (``DefaultRecordBatch.RECORD_BATCH_OVERHEAD`` + 12).
-V2_BATCH_HEADER = 61
-#: A v0/v1 message without key and value bytes, LOG_OVERHEAD included: offset 8, size 4,
-#: crc 4, magic 1, attributes 1, [timestamp 8,] key length 4, value length 4.
-LEGACY_MESSAGE_HEADER = {0: LOG_OVERHEAD + 14, 1: LOG_OVERHEAD + 22}
-DEFAULT_SAMPLE = 10_000
-#: The Java producer's ``batch.size`` default.
-DEFAULT_BATCH_SIZE = 16_384
-WHAT_IF_CODECS = (Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD)
 
 # What each valid batch is, for the breakdown.
 _V2, _LEGACY, _WRAPPER, _CONTROL = 0, 1, 2, 3
@@ -406,71 +398,6 @@ _SUMMED = (
 
 
 @dataclass(slots=True)
-class WhatIfEstimate:
-    """The data re-encoded as v2 with one codec (``none``: uncompressed)."""
-
-    codec: str
-    #: Estimated bytes of all valid batches (control batches unchanged).
-    bytes: int
-    #: The same, for the sampled batches alone (measured, not estimated).
-    sample_bytes: int
-    now_bytes: int
-
-    @property
-    def ratio(self) -> float | None:
-        """Estimate / bytes now."""
-        return self.bytes / self.now_bytes if self.now_bytes else None
-
-    @property
-    def saving(self) -> int:
-        return self.now_bytes - self.bytes
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "codec": self.codec,
-            "bytes": self.bytes,
-            "ratio": _round(self.ratio),
-            "savingBytes": self.saving,
-            "savingFraction": _round(self.saving / self.now_bytes if self.now_bytes else None),
-            "sampleBytes": self.sample_bytes,
-        }
-
-
-@dataclass(slots=True)
-class WhatIf:
-    """``what_if``'s answer for a partition or the total."""
-
-    #: "source" (as the batches lie) or the batch.size used to regroup records.
-    batching: str | int
-    sample_records: int = 0
-    sample_batches: int = 0
-    #: Uncompressed bytes of the sampled batches and of all data batches: the scale factor.
-    sample_uncompressed_bytes: int = 0
-    uncompressed_bytes: int = 0
-    #: Bytes of the valid batches now (control batches included).
-    now_bytes: int = 0
-    estimates: list[WhatIfEstimate] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def fraction(self) -> float | None:
-        """The sample's share of the data (by uncompressed bytes)."""
-        if not self.uncompressed_bytes:
-            return None
-        return self.sample_uncompressed_bytes / self.uncompressed_bytes
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "batching": self.batching,
-            "sampleRecords": self.sample_records,
-            "sampleBatches": self.sample_batches,
-            "sampleFraction": _round(self.fraction),
-            "nowBytes": self.now_bytes,
-            "estimates": [e.as_json() for e in self.estimates],
-        }
-
-
-@dataclass(slots=True)
 class LogStats:
     """The answer of :func:`log_stats`."""
 
@@ -507,7 +434,6 @@ class _Options:
     strict: bool
     verify_crc: bool
     max_bytes: int
-    batch_size: int | None
 
 
 def log_stats(
@@ -536,13 +462,13 @@ def log_stats(
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     started = time.perf_counter()
-    opts = _Options(strict, verify_crc, max_decompressed_bytes, batch_size)
+    opts = _Options(strict, verify_crc, max_decompressed_bytes)
     inputs: list[LogInput] = []
     for source in _as_list(sources):
         inputs.extend(_readable(resolve(source)))
     groups = _group(inputs)
     partitions: list[PartitionStats] = []
-    samplers: list[_Sampler] = []
+    samplers: list[Sampler] = []
     for key_inputs in groups:
         first = key_inputs[0]
         stats = PartitionStats(
@@ -550,7 +476,7 @@ def log_stats(
             partition=first.partition,
             source=_source_label(first),
         )
-        sampler = _Sampler(key_inputs, opts) if what_if else None
+        sampler = Sampler(key_inputs, batch_size, max_decompressed_bytes) if what_if else None
         for index, log in enumerate(key_inputs):
             part = _scan_input(log, opts, progress, sampler, index)
             stats.merge(part)
@@ -561,7 +487,7 @@ def log_stats(
     for p in partitions:
         total.merge(p)
     if what_if:
-        _what_if(partitions, samplers, total, sample, batch_size)
+        estimate(partitions, samplers, total, sample, batch_size)
     return LogStats(partitions, total, time.perf_counter() - started)
 
 
@@ -577,7 +503,7 @@ def file_stats(
 ) -> PartitionStats:
     """The stats of one file of batches (a path or bytes); ``name``, ``topic`` and
     ``partition`` label it (the Spark aggregation's per-segment step)."""
-    opts = _Options(strict, verify_crc, max_decompressed_bytes, None)
+    opts = _Options(strict, verify_crc, max_decompressed_bytes)
     if isinstance(source, str | os.PathLike):
         logs = resolve(source)
         if len(logs) != 1:
@@ -662,7 +588,7 @@ def _scan_input(
     log: LogInput,
     opts: _Options,
     progress: Callable[[str, int, int], None] | None,
-    sampler: _Sampler | None,
+    sampler: Sampler | None,
     index: int,
 ) -> PartitionStats:
     with log.open() as view:
@@ -686,8 +612,28 @@ def _scan_input(
     stats.topic, stats.partition = log.topic, log.partition
     stats.source = _source_label(log)
     if sampler is not None:
-        sampler.add_file(index, scan)
+        _sample(sampler, index, scan)
     return stats
+
+
+def _sample(sampler: Sampler, index: int, scan: _Scan) -> None:
+    """Hand the file's valid batches to the what-if sampler, with their uncompressed sizes."""
+    valid = ~scan.damaged
+    kind, size = scan.kind, scan.frame_size
+    plain = np.where(
+        kind == _V2,
+        V2_BATCH_HEADER + scan.uncompressed,
+        np.where(kind == _LEGACY, size, size - scan.compressed + scan.uncompressed),
+    )
+    sampler.add_file(
+        index,
+        scan.position[valid],
+        size[valid],
+        scan.records[valid],
+        plain[valid],
+        (kind == _CONTROL)[valid],
+        (kind == _LEGACY)[valid],
+    )
 
 
 _HEADERS_ONLY = {v: ReadOptions(verify_crc=v, records=False) for v in (True, False)}
@@ -824,35 +770,14 @@ def _measure_odd(out: dict[str, np.ndarray], i: int, frame: Frame, opts: _Option
             out["uncompressed"][i] = 0 if codec else out["compressed"][i]
             return
         payload = frame.data[V2_BATCH_HEADER:]
-        out["uncompressed"][i] = len(decompress(codec, payload, magic=2, max_bytes=opts.max_bytes))
+        payload = decompress_buffer(codec, payload, magic=2, max_bytes=opts.max_bytes)
+        out["uncompressed"][i] = len(payload)
         return
-    value = _wrapper_value(frame.data, frame.magic)
-    inner = decompress(codec, value, magic=frame.magic, max_bytes=opts.max_bytes)
+    value = wrapper_value(frame.data, 0, len(frame.data), frame.magic)
+    inner = decompress_buffer(codec, value, magic=frame.magic, max_bytes=opts.max_bytes)
     out["records"][i] = _count_inner(inner)
     out["compressed"][i] = len(value)
     out["uncompressed"][i] = len(inner)
-
-
-def _wrapper_value(data: memoryview, magic: int) -> memoryview:
-    """The value (compressed inner messages) of a v0/v1 wrapper, checked as the reference
-    parser checks it."""
-    end = len(data)
-    p = LEGACY_MESSAGE_HEADER[magic] - 8  # the key length field
-    key_len = int.from_bytes(data[p : p + 4], "big", signed=True)
-    p += 4
-    if key_len >= 0:
-        if key_len > end - p:
-            raise CorruptBatchError("malformed message: the key runs past the message's end")
-        p += key_len
-    if end - p < 4:
-        raise CorruptBatchError("malformed message: no room for the value length")
-    value_len = int.from_bytes(data[p : p + 4], "big", signed=True)
-    p += 4
-    if value_len < 0:
-        raise CorruptBatchError("compressed wrapper message with a null value")
-    if value_len > end - p:
-        raise CorruptBatchError("malformed message: the value runs past the message's end")
-    return data[p : p + value_len]
 
 
 def _count_inner(inner: bytes) -> int:
@@ -860,8 +785,10 @@ def _count_inner(inner: bytes) -> int:
     on their framing (found by the numba scanner: a wrapper may hold thousands)."""
     buf = np.frombuffer(inner, np.uint8)
     limit = len(buf)
-    # An inner entry takes at least 26 bytes (12 + 14).
-    table = np.empty((min(_TABLE_ROWS, limit // 26 + 1), fs.FRAME_COLUMNS), np.int64)
+    # An inner entry takes at least a v0 message header.
+    table = np.empty(
+        (min(_TABLE_ROWS, limit // LEGACY_MESSAGE_HEADER[0] + 1), fs.FRAME_COLUMNS), np.int64
+    )
     pos = count = 0
     while True:
         n, nxt, status = fs.scan_frames(buf, pos, limit, table, _NO_BUDGET, _NO_BUDGET, 1)
@@ -1156,225 +1083,6 @@ def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
     return stats
 
 
-# --- what if: v2 re-encodings ------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Unit:
-    """Source batches re-encoded together: (file index, position, size) each."""
-
-    refs: list[tuple[int, int, int]]
-    records: int
-    uncompressed: int
-    #: Split into batches of at most this many bytes when re-encoded (None: one batch).
-    split: int | None
-
-
-class _Sampler:
-    """Units of one partition, built file by file from the header passes."""
-
-    def __init__(self, inputs: list[LogInput], opts: _Options) -> None:
-        self.inputs = inputs
-        self.batch_size = opts.batch_size
-        self.max_bytes = opts.max_bytes
-        self.units: list[_Unit] = []
-        self.uncompressed = 0
-        self.now = 0  # bytes of the valid batches
-
-    def add_file(self, index: int, scan: _Scan) -> None:
-        run: _Unit | None = None
-        limit = self.batch_size
-        columns = zip(
-            scan.position.tolist(), scan.frame_size.tolist(), scan.kind.tolist(),
-            scan.damaged.tolist(), scan.records.tolist(), scan.compressed.tolist(),
-            scan.uncompressed.tolist(), strict=True,
-        )  # fmt: skip
-        for position, size, kind, damaged, records, stored, unpacked in columns:
-            if damaged:
-                continue
-            self.now += size
-            if kind == _CONTROL:
-                continue
-            if kind == _V2:
-                plain = V2_BATCH_HEADER + unpacked
-            elif kind == _LEGACY:
-                plain = size
-            else:
-                plain = size - stored + unpacked
-            self.uncompressed += plain
-            ref = (index, position, size)
-            if limit is None and kind != _LEGACY:
-                run = None
-                self.units.append(_Unit([ref], records, plain, None))
-                continue
-            cap = limit if limit is not None else DEFAULT_BATCH_SIZE
-            if run is None or run.uncompressed + plain > cap:
-                run = _Unit([], 0, 0, cap)
-                self.units.append(run)
-            run.refs.append(ref)
-            run.records += records
-            run.uncompressed += plain
-
-    @property
-    def records(self) -> int:
-        return sum(u.records for u in self.units)
-
-    def pick(self, want: int) -> list[_Unit]:
-        """Units holding about ``want`` records, spread evenly over the partition."""
-        counts = np.array([u.records for u in self.units], np.int64)
-        total = int(counts.sum())
-        if total == 0:
-            return []
-        if total <= want:
-            return [u for u in self.units if u.records]
-        nonempty = int((counts > 0).sum())
-        picks = max(1, min(nonempty, round(want * nonempty / total)))
-        cumulative = np.cumsum(counts)
-        probes = ((np.arange(picks) + 0.5) * total / picks).astype(np.int64)
-        chosen = np.unique(np.searchsorted(cumulative, probes, side="right"))
-        return [self.units[i] for i in chosen.tolist()]
-
-    def encode(self, units: list[_Unit]) -> tuple[dict[int, int], int, int, int]:
-        """Bytes of ``units`` re-encoded with each codec; their records, the v2 batches they
-        made, and their uncompressed bytes now. (A unit the reference decoder finds damaged
-        after all is left out.)"""
-        sizes = dict.fromkeys((int(c) for c in WHAT_IF_CODECS), 0)
-        records = batches = uncompressed = 0
-        decode = ReadOptions(verify_crc=False, records=True, max_decompressed_bytes=self.max_bytes)
-        by_file: dict[int, list[_Unit]] = {}
-        for unit in units:
-            by_file.setdefault(unit.refs[0][0], []).append(unit)
-        for index, file_units in by_file.items():
-            log = self.inputs[index]
-            with log.open() as view:
-                for unit in file_units:
-                    found: list[Record] = []
-                    try:
-                        for _, position, size in unit.refs:
-                            frame = next(iter_frames(view, start=position, end=position + size))
-                            found.extend(read_batch(frame, decode, file=log.name).records or [])
-                    except KafkaFormatError:  # pragma: no cover - the passes said it was whole
-                        continue
-                    for batch in _v2_batches(found, unit.split):
-                        batches += 1
-                        for c in sizes:
-                            sizes[c] += len(_v2_batch(batch, c))
-                    records += len(found)
-                    uncompressed += unit.uncompressed
-        return sizes, records, batches, uncompressed
-
-
-@dataclass(slots=True)
-class _Payload:
-    records: bytes
-    count: int
-    last_offset_delta: int
-    base_timestamp: int
-    max_timestamp: int
-
-
-def _spec(r: Record, base_offset: int, base_timestamp: int) -> RecordSpec:
-    timestamp = -1 if r.timestamp is None else r.timestamp
-    return RecordSpec(
-        key=r.key,
-        value=r.value,
-        headers=tuple((h.key, h.value) for h in r.headers),
-        offset_delta=r.offset - base_offset,
-        timestamp_delta=timestamp - base_timestamp,
-    )
-
-
-def _v2_batches(records: list[Record], split: int | None) -> Iterator[_Payload]:
-    """v2 record payloads for ``records``: one batch, or batches filled up to ``split`` bytes
-    (a batch takes records while its header and records fit; its first record always fits),
-    each based on its first record's offset and timestamp as Kafka's batch builder does."""
-    i = 0
-    while i < len(records):
-        first = records[i]
-        base_offset = first.offset
-        base_ts = -1 if first.timestamp is None else first.timestamp
-        parts: list[bytes] = []
-        used = V2_BATCH_HEADER
-        max_ts = base_ts
-        last_delta = 0
-        while i < len(records):
-            r = records[i]
-            encoded = encode_records([_spec(r, base_offset, base_ts)])
-            if split is not None and parts and used + len(encoded) > split:
-                break
-            parts.append(encoded)
-            used += len(encoded)
-            last_delta = r.offset - base_offset
-            if r.timestamp is not None:
-                max_ts = max(max_ts, r.timestamp)
-            i += 1
-        yield _Payload(b"".join(parts), len(parts), last_delta, base_ts, max_ts)
-
-
-def _v2_batch(batch: _Payload, codec: int) -> bytes:
-    """The v2 batch (frame included) holding ``batch``'s records, compressed with ``codec``."""
-    payload = compress(codec, batch.records, magic=2) if codec else batch.records
-    return encode_record_batch(
-        payload,
-        records_count=batch.count,
-        last_offset_delta=batch.last_offset_delta,
-        base_timestamp=batch.base_timestamp,
-        max_timestamp=batch.max_timestamp,
-        attributes=codec,
-    )
-
-
-def _what_if(
-    partitions: list[PartitionStats],
-    samplers: list[_Sampler],
-    total: PartitionStats,
-    sample: int,
-    batch_size: int | None,
-) -> None:
-    started = time.perf_counter()
-    batching: str | int = "source" if batch_size is None else batch_size
-    all_records = sum(s.records for s in samplers)
-    overall = WhatIf(batching)
-    sums = dict.fromkeys((int(c) for c in WHAT_IF_CODECS), 0)
-    measured = dict.fromkeys(sums, 0)
-    for stats, sampler in zip(partitions, samplers, strict=True):
-        records = sampler.records
-        if all_records <= sample:
-            want = records
-        else:
-            want = max(1, round(sample * records / all_records)) if records else 0
-        units = sampler.pick(want)
-        encoded, got, batches, sampled = sampler.encode(units)
-        part = WhatIf(batching, got, batches)
-        part.sample_uncompressed_bytes = sampled
-        part.uncompressed_bytes = sampler.uncompressed
-        part.now_bytes = sampler.now
-        data_now = sampler.now - stats.control_bytes
-        for c in sums:
-            if part.sample_uncompressed_bytes:
-                scale = part.uncompressed_bytes / part.sample_uncompressed_bytes
-                scaled = round(encoded[c] * scale)
-            else:
-                scaled = data_now  # nothing to re-encode (empty or no data batches): unchanged
-            estimate = scaled + stats.control_bytes
-            part.estimates.append(
-                WhatIfEstimate(_CODEC_NAMES[c], estimate, encoded[c], part.now_bytes)
-            )
-            sums[c] += estimate
-            measured[c] += encoded[c]
-        stats.what_if = part
-        overall.sample_records += part.sample_records
-        overall.sample_batches += part.sample_batches
-        overall.sample_uncompressed_bytes += part.sample_uncompressed_bytes
-        overall.uncompressed_bytes += part.uncompressed_bytes
-        overall.now_bytes += part.now_bytes
-    overall.estimates = [
-        WhatIfEstimate(_CODEC_NAMES[c], sums[c], measured[c], overall.now_bytes) for c in sums
-    ]
-    overall.seconds = time.perf_counter() - started
-    total.what_if = overall
-
-
 # --- helpers ----------------------------------------------------------------------------------
 
 
@@ -1398,12 +1106,6 @@ def _counter_median(counts: Counter[int], keys: list[int], n: int) -> float | in
             break
     assert low is not None and high is not None
     return low if low == high else (low + high) / 2
-
-
-def _round(value: float | int | None, digits: int = 4) -> float | int | None:
-    if value is None or isinstance(value, int):
-        return value
-    return round(value, digits)
 
 
 def _codec_order(name: str) -> int:

@@ -16,6 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .cli import positive_int
 from .codecs import DEFAULT_MAX_BYTES
 from .errors import KafkaFormatError
 from .progress import Progress, human_bytes, wanted
@@ -49,13 +50,6 @@ docs/stats.md.
 """
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
 def register(sub) -> None:
     """Add ``stats`` to the command line."""
     s = sub.add_parser(
@@ -77,14 +71,14 @@ def register(sub) -> None:
     )
     s.add_argument(
         "--sample",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_SAMPLE,
         metavar="N",
         help="records to re-encode for --what-if (default %(default)s)",
     )
     s.add_argument(
         "--batch-size",
-        type=_positive,
+        type=positive_int,
         metavar="BYTES",
         help="with --what-if: regroup records into batches of up to BYTES (batch.size) "
         "instead of keeping the source batches",
@@ -97,7 +91,7 @@ def register(sub) -> None:
     )
     s.add_argument(
         "--max-decompressed-bytes",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_MAX_BYTES,
         metavar="BYTES",
         help="the most one batch may decompress to (default %(default)s)",

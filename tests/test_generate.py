@@ -60,9 +60,9 @@ from kafka_format.runtime.generate import (
     GeneratedLog,
     ProducedBatch,
     generate_log_dir,
-    parse_size,
     records_digest,
 )
+from kafka_format.runtime.generate_cmd import parse_size
 from kafka_format.runtime.jsonform import record_json
 from kafka_format.runtime.partitioner import default_partition
 

@@ -1,14 +1,18 @@
-"""The worked sizes of Kafka's formats, and ``stats``' byte accounting on bytes others built.
+"""The worked sizes of Kafka's formats, ``runtime/sizes.py``'s size arithmetic, and ``stats``'
+byte accounting on bytes others built.
 
 The bytes come from kafka-python's record builders (``LegacyRecordBatchBuilder``,
 ``DefaultRecordBatchBuilder``), an implementation independent of ours, and its own constants
-and size functions are the oracle: ``LOG_OVERHEAD``, ``RECORD_OVERHEAD_V0/V1`` and
-``DefaultRecordBatchBuilder.size_in_bytes`` (a v2 record's size, varints included). Where our
-Construct builders write the same thing they must write the same bytes.
+and size functions are the oracle: ``LOG_OVERHEAD``, ``RECORD_OVERHEAD_V0/V1``,
+``DefaultRecordBatchBuilder.size_in_bytes`` (a v2 record's size, varints included), the
+builders' ``estimate_size_in_bytes`` (the producer's upper bound for a first record) and
+``size_of_varint`` / ``encode_varint``. Where our Construct builders write the same thing they
+must write the same bytes.
 """
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass
 
 import pytest
@@ -17,9 +21,21 @@ from hypothesis import strategies as st
 from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBase, LegacyRecordBatchBuilder
+from kafka.record.util import encode_varint, size_of_varint
 
 from kafka_format.runtime.framing import LOG_OVERHEAD, MIN_FRAME_LENGTH
-from kafka_format.runtime.stats import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER, log_stats
+from kafka_format.runtime.sizes import (
+    LEGACY_MESSAGE_HEADER,
+    LEGACY_RECORD_OVERHEAD,
+    MAX_RECORD_OVERHEAD,
+    V2_BATCH_HEADER,
+    batch_header_size,
+    legacy_record_size,
+    size_upper_bound,
+    v2_record_size,
+    varint_size,
+)
+from kafka_format.runtime.stats import log_stats
 from kafka_format.schemas.legacy_message import build_legacy_message
 from kafka_format.schemas.record import RecordSpec
 from kafka_format.schemas.record_batch import build_record_batch
@@ -117,6 +133,84 @@ def test_v2_record_framing():
     assert stats.message_header_bytes == 0
     assert stats.payload_bytes == 8
     assert stats.uncompressed_bytes == stats.bytes == len(data)
+
+
+# --- sizes.py -----------------------------------------------------------------------------------
+
+blobs = st.one_of(st.none(), st.binary(max_size=300))  # lengths past 63: 2-byte varints
+header_lists = st.lists(
+    st.tuples(st.text(max_size=70), st.one_of(st.none(), st.binary(max_size=200))), max_size=4
+)
+
+
+def test_size_constants_are_kafka_pythons():
+    assert LEGACY_RECORD_OVERHEAD == {
+        0: LegacyRecordBase.RECORD_OVERHEAD_V0,
+        1: LegacyRecordBase.RECORD_OVERHEAD_V1,
+    }
+    assert MAX_RECORD_OVERHEAD == DefaultRecordBatchBuilder.MAX_RECORD_OVERHEAD == 21
+    assert V2_BATCH_HEADER == DefaultRecordBatchBuilder.HEADER_STRUCT.size == 61
+    assert LEGACY_MESSAGE_HEADER == {0: 26, 1: 34}
+
+
+@given(st.integers(-(2**63), 2**63 - 1))
+def test_varint_size(value):
+    encoded = bytearray()
+    encode_varint(value, encoded.append)
+    assert varint_size(value) == len(encoded) == size_of_varint(value)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(blobs, blobs, header_lists, st.integers(-(10**6), 10**9)), min_size=1, max_size=5
+    )
+)
+def test_v2_record_size(records):
+    """Each record's size is kafka-python's, and a batch of them is 61 bytes plus their sizes."""
+    records = [(k, v, h, T0 + dt) for k, v, h, dt in records]
+    first = records[0][3]
+    sizes = [v2_record_size(i, t - first, k, v, h) for i, (k, v, h, t) in enumerate(records)]
+    assert sizes == [
+        DefaultRecordBatchBuilder.size_in_bytes(i, t - first, k, v, h)
+        for i, (k, v, h, t) in enumerate(records)
+    ]
+    assert len(v2(records)) == V2_BATCH_HEADER + sum(sizes)
+
+
+@given(st.sampled_from([0, 1]), blobs, blobs)
+def test_legacy_record_size(magic, key, value):
+    """A v0/v1 message as a log entry, LOG_OVERHEAD included: the bytes kafka-python writes."""
+    data = legacy(magic, [(key, value, None if magic == 0 else T0)])
+    assert legacy_record_size(magic, key, value) == len(data)
+
+
+@given(st.sampled_from([0, 1, 2]), st.integers(0, 4), blobs, blobs, header_lists)
+def test_first_record_upper_bound(magic, codec, key, value, headers):
+    """The buffer a producer sizes for a batch's first record, as kafka-python's builders
+    estimate it (``estimate_size_in_bytes``, Java's ``estimateSizeInBytesUpperBound``)."""
+    if magic == 2:
+        theirs = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+    else:
+        headers = []
+        theirs = LegacyRecordBatchBuilder.estimate_size_in_bytes(magic, codec, key, value)
+    assert size_upper_bound(magic, codec, key, value, headers) == theirs
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_batch_header_size(magic):
+    """What a batch takes before its records: a v2 batch's header (an empty batch is all
+    header); for v0/v1 a gzip wrapper's message up to its compressed value (found by the gzip
+    magic in the bytes kafka-python wrote), and nothing for uncompressed messages."""
+    if magic == 2:
+        empty = bytes(DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20).build())
+        assert [batch_header_size(2, c) for c in range(5)] == [len(empty)] * 5
+        return
+    wrapper = legacy(magic, [(b"key", b"value", None if magic == 0 else T0)] * 3, codec=1)
+    value = wrapper.index(b"\x1f\x8b")
+    assert len(gzip.decompress(wrapper[value:])) == 3 * legacy_record_size(magic, b"key", b"value")
+    assert batch_header_size(magic, 1) == value
+    assert batch_header_size(magic, 0) == 0
 
 
 # --- any mix of batches -------------------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""``kafka-format stats`` (runtime/stats.py, runtime/stats_cmd.py) against independent counts.
+"""``kafka-format stats`` (runtime/stats.py, runtime/whatif.py, runtime/stats_cmd.py) against
+independent counts.
 
 Oracles: the records the tests write themselves with ``PartitionWriter`` (:class:`Script`
 counts batches, records, bytes of keys, values and headers, timestamps and producers as it
 appends, from what it hands the writer and from a clock it owns), kafka-python reading the
-same files, the corpus's manifest and expected records, and, for ``--what-if``, batches
+same files, ``generate``'s own account of the records it wrote and the batches its simulated
+producers sent, the corpus's manifest and expected records, and, for ``--what-if``, batches
 encoded here with the Construct builders (``schemas.record_batch``) and ``codecs.compress``.
 Damage is written by hand at byte positions found by walking the frames with ``struct``.
 """
@@ -27,6 +29,7 @@ import kafka_format.runtime.stats as stats_module
 from kafka_format.runtime.cli import main
 from kafka_format.runtime.codecs import Codec, compress
 from kafka_format.runtime.errors import KafkaFormatError
+from kafka_format.runtime.generate import generate_log_dir
 from kafka_format.runtime.stats import log_stats
 from kafka_format.runtime.writer import Message, PartitionWriter, Producer
 from kafka_format.schemas.record import RecordSpec, build_records
@@ -289,6 +292,69 @@ def test_total_is_the_sum_of_the_partitions(log_dir):
     mid = len(expanded) // 2
     median = expanded[mid] if len(expanded) % 2 else (expanded[mid - 1] + expanded[mid]) / 2
     assert summary["median"] == median
+
+
+# --- a generated log dir --------------------------------------------------------------------------
+
+
+def test_stats_of_a_generated_log_dir(tmp_path):
+    """Per partition of ``generate``'s scenarios: data records, their payload and timestamps
+    against the records it wrote (``GeneratedLog.expected``); data batches, their records and
+    bytes per magic and codec against the batches its producers sent (``GeneratedLog.produced``,
+    where an uncompressed v0/v1 batch lies on disk as one entry a message); control batches (the
+    transaction markers, which stats counts apart) against the writer's summary. ``users`` is
+    left out: its cleaned part was copied, not produced."""
+    root = tmp_path / "logs"
+    generated = generate_log_dir(
+        root, seed=3, topics=["orders", "legacy-events"], records=150, segment_bytes=16 * 1024
+    )
+    result = log_stats(root)
+    assert sorted(p.label for p in result.partitions) == sorted(generated.partitions)
+    markers = 0
+    for p in result.partitions:
+        name = p.label
+        records = generated.expected(name)
+        produced = generated.produced[name]
+        entries: list[tuple[int, str, int]] = []  # (magic, codec, records) of each on disk
+        for b in produced:
+            if b.magic < 2 and b.codec == "none":
+                entries += [(b.magic, b.codec, 1)] * b.records
+            else:
+                entries.append((b.magic, b.codec, b.records))
+        by_magic: dict[int, list[int]] = {}
+        by_codec: dict[str, list[int]] = {}
+        for magic, codec, n in entries:
+            for table, key in ((by_magic, magic), (by_codec, codec)):
+                entry = table.setdefault(key, [0, 0])
+                entry[0] += 1
+                entry[1] += n
+        log_bytes: Counter[int] = Counter()
+        for b in produced:
+            log_bytes[b.magic] += b.log_bytes
+
+        assert p.records == len(records) == sum(b.records for b in produced)
+        sums = _expected_sums(records)
+        for field_name in ("key_bytes", "value_bytes", "header_key_bytes", "header_value_bytes",
+                           "null_keys", "null_values"):  # fmt: skip
+            assert getattr(p, field_name) == sums[field_name], (name, field_name)
+        found = {t: [r.records, r.min, r.max] for t, r in p.timestamps.items()}
+        assert found == sums["timestamps"], name
+
+        assert p.data_batches == len(entries), name
+        assert p.records_per_batch == Counter(n for _, _, n in entries), name
+        assert {m: [s.batches, s.records] for m, s in p.magic.items()} == by_magic, name
+        assert {m: s.bytes for m, s in p.magic.items()} == log_bytes, name
+        assert {c: [s.batches, s.records] for c, s in p.codecs.items()} == by_codec, name
+        assert p.batch_bytes - p.control_bytes == sum(b.log_bytes for b in produced)
+
+        summary = generated.partitions[name]
+        assert p.control_batches == p.control_records == summary.control_batches, name
+        assert p.batches == summary.batches, name
+        assert p.bytes == sum(f.stat().st_size for f in segment_files(root / name))
+        assert p.damage == [] and p.tails == []
+        markers += p.control_batches
+    assert markers > 0  # the orders scenario's transactions ended with markers
+    assert {m for p in result.partitions for m in p.magic} == {0, 1, 2}
 
 
 # --- the corpus -----------------------------------------------------------------------------------
