@@ -299,6 +299,21 @@ def _per_batch_summary(histogram: Column) -> Column:
     )
 
 
+def _timestamp_entries() -> list:
+    """The ``timestamps`` map's entries, one per timestamp type, from its grouped columns."""
+    return [
+        F.struct(
+            F.lit(t).alias("key"),
+            F.struct(
+                F.col(f"{t}_records").alias("records"),
+                F.col(f"{t}_min").alias("min"),
+                F.col(f"{t}_max").alias("max"),
+            ).alias("value"),
+        )
+        for _, t in _TS_TYPES
+    ]
+
+
 def _partition_columns() -> list[Column]:
     def per_record(column: Column) -> Column:
         return F.when(F.col("records") > 0, column / F.col("records"))
@@ -328,17 +343,7 @@ def _partition_columns() -> list[Column]:
         )
         for c in _CODECS
     ]
-    ts_entries = [
-        F.struct(
-            F.lit(t).alias("key"),
-            F.struct(
-                F.col(f"{t}_records").alias("records"),
-                F.col(f"{t}_min").alias("min"),
-                F.col(f"{t}_max").alias("max"),
-            ).alias("value"),
-        )
-        for _, t in _TS_TYPES
-    ]
+    ts_entries = _timestamp_entries()
     pids = F.col("pids")
     return [
         "topic",
@@ -437,17 +442,7 @@ def record_stats(df: DataFrame) -> DataFrame:
             F.max(F.when(of_kind, millis)).alias(f"{name}_max"),
         ]
     grouped = df.groupBy("topic", "partition").agg(*columns)
-    ts_entries = [
-        F.struct(
-            F.lit(t).alias("key"),
-            F.struct(
-                F.col(f"{t}_records").alias("records"),
-                F.col(f"{t}_min").alias("min"),
-                F.col(f"{t}_max").alias("max"),
-            ).alias("value"),
-        )
-        for _, t in _TS_TYPES
-    ]
+    ts_entries = _timestamp_entries()
     return grouped.select(
         "topic",
         "partition",
