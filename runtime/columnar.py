@@ -61,9 +61,9 @@ from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, r
 from .errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
 from .framing import Frame, iter_stream_frames
 from .model import Batch, ControlType, Record, Report, TruncatedTail
-from .reader import Errors, Isolation, _damaged
+from .reader import Errors, Isolation, damaged_batch
 from .sizes import V2_BATCH_HEADER as _V2_HEADER
-from .sources import LogInput, Source, _fileno, resolve
+from .sources import LogInput, Source, mappable_fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 __all__ = [
@@ -135,7 +135,7 @@ def iter_arrow_batches(
     committed: _CommittedFilter | None = None
     name = None
     if isolation == "read_committed":
-        if hasattr(source, "read") and _fileno(source) is None:
+        if hasattr(source, "read") and mappable_fileno(source) is None:
             # Two passes over a stream that cannot be mapped need it in memory.
             name = getattr(source, "name", None) or "<stream>"
             source = source.read()
@@ -433,7 +433,7 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
             batch = read_batch(frame, options, file=chunk.name)
         except KafkaFormatError as exc:
             chunk.errors[i] = exc
-            batch = _damaged(frame, chunk.name, exc)
+            batch = damaged_batch(frame, chunk.name, exc)
         batch.topic, batch.partition = chunk.topic, chunk.partition
         batches[i] = batch
         if batch.records and not batch.is_control and i not in chunk.errors:
@@ -555,7 +555,7 @@ def _transactional(chunk: _Chunk, opts: _Options) -> Iterator[Batch]:
                 frame, ReadOptions(opts.verify_crc, control, opts.max_bytes), file=chunk.name
             )
         except KafkaFormatError as exc:
-            batch = _damaged(frame, chunk.name, exc)
+            batch = damaged_batch(frame, chunk.name, exc)
         batch.topic, batch.partition = chunk.topic, chunk.partition
         yield batch
 

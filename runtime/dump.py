@@ -53,7 +53,6 @@ from .txnindex import TransactionIndex
 from .verify import (
     FileReport,
     ScannedLog,
-    _raw_entries,
     check_offset_index,
     check_time_index,
     scan_log,
@@ -447,12 +446,12 @@ def log_beside(path: str | os.PathLike[str]) -> Path | None:
 
 
 def _index_entries(
-    cls: type[OffsetIndex] | type[TimeIndex], path: str, fmt: str
+    cls: type[OffsetIndex] | type[TimeIndex], path: str
 ) -> tuple[int, list[tuple[int, ...]], KafkaFormatError | None]:
     """The index opened leniently, with every written entry (disordered ones too, which
     kafka-dump-log prints as well), and the sanity problem found on opening."""
     with cls.open(path, base_offset_of(path), strict=False) as index:
-        return index.base_offset, _raw_entries(Path(path), index, fmt), index.problem
+        return index.base_offset, index.written_entries(), index.problem
 
 
 def _sanity(path: str, problem: KafkaFormatError | None, options: DumpOptions, out: TextIO):
@@ -491,7 +490,7 @@ def dump_index(
     """``DumpLogSegments.dumpIndex``: the entries, then (on stderr, at the end) those that
     do not point at a batch ending at their offset."""
     result = DumpResult()
-    base, entries, problem = _index_entries(OffsetIndex, path, ">ii")
+    base, entries, problem = _index_entries(OffsetIndex, path)
     if problem is not None:
         result.errors.append(str(problem))
         err.write(f"error: {problem}\n")
@@ -554,7 +553,7 @@ def dump_time_index(
     """``DumpLogSegments.dumpTimeIndex``: the entries, then (on stderr, at the end) the
     timestamps that do not match the log, go backwards, or whose offsets are not found."""
     result = DumpResult()
-    base, entries, problem = _index_entries(TimeIndex, path, ">qi")
+    base, entries, problem = _index_entries(TimeIndex, path)
     if problem is not None:
         result.errors.append(str(problem))
         err.write(f"error: {problem}\n")

@@ -176,6 +176,12 @@ class _Index:
             raise self.problem
 
     # Sequence protocol over the real entries.
+    def written_entries(self) -> list[tuple[int, ...]]:
+        """Every written entry, disordered ones included (a lenient open keeps only the ordered
+        prefix): all whole slots up to the preallocated zero tail, as tuples of the entry's
+        fields. Only while the index is open."""
+        return self._raw[: self.kafka_entries - self.zero_tail_slots].tolist()
+
     def __len__(self) -> int:
         return self.entries
 

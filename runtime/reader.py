@@ -20,7 +20,7 @@ from .codecs import DEFAULT_MAX_BYTES
 from .errors import FramingError, KafkaFormatError
 from .framing import iter_frames, iter_stream_frames
 from .model import Batch, ControlType, Record, Report
-from .sources import LogInput, Source, _fileno, resolve
+from .sources import LogInput, Source, mappable_fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 Errors = Literal["strict", "skip"]
@@ -84,7 +84,7 @@ def _file_batches(
                     if errors == "strict":
                         raise
                     report.errors.append(exc)
-                    batch = _damaged(frame, log.name, exc)
+                    batch = damaged_batch(frame, log.name, exc)
                 batch.topic, batch.partition = log.topic, log.partition
                 if batch.records:
                     for r in batch.records:
@@ -96,7 +96,7 @@ def _file_batches(
             report.errors.append(exc)
 
 
-def _damaged(frame, file: str, exc: KafkaFormatError) -> Batch:
+def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
     """The header of a damaged batch when it can be read, else what the frame tells."""
     try:
         batch = read_header(frame, file=file)
@@ -151,7 +151,7 @@ def iter_records(
             if batch.records and not batch.is_control:
                 yield from batch.records
         return
-    if hasattr(source, "read") and _fileno(source) is None:
+    if hasattr(source, "read") and mappable_fileno(source) is None:
         # Two passes over a stream that cannot be mapped need it in memory. (Every io
         # object has a fileno attribute, even BytesIO and pipes: ask whether it maps.)
         common["name"] = name or getattr(source, "name", None) or "<stream>"
@@ -169,4 +169,4 @@ def _is_control(batch: Batch) -> bool:
     return batch.is_control
 
 
-__all__ = ["ControlType", "iter_batches", "iter_records"]
+__all__ = ["ControlType", "damaged_batch", "iter_batches", "iter_records"]

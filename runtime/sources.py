@@ -57,7 +57,7 @@ class LogInput:
             yield memoryview(self.data).cast("B")
             return
         stream = self.data
-        fileno = _fileno(stream)
+        fileno = mappable_fileno(stream)
         if fileno is not None:
             mapped = mmap.mmap(fileno, 0, access=mmap.ACCESS_READ)
             view = memoryview(mapped)
@@ -70,7 +70,9 @@ class LogInput:
         yield stream
 
 
-def _fileno(stream: BinaryIO) -> int | None:
+def mappable_fileno(stream: BinaryIO) -> int | None:
+    """The stream's file descriptor if it can be memory-mapped (a real, seekable, non-empty
+    file), else None: the stream is then read as a stream."""
     try:
         fileno = stream.fileno()
         if os.fstat(fileno).st_size == 0 or not stream.seekable():

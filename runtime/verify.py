@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import struct
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
@@ -436,15 +435,6 @@ def _check_batch_offsets(
 # --- indexes ----------------------------------------------------------------------------------
 
 
-def _raw_entries(path: Path, index, fmt: str) -> list[tuple[int, ...]]:
-    """Every written entry, disordered ones included (a lenient open keeps only the ordered
-    prefix): all whole slots up to the preallocated zero tail."""
-    used = index.kafka_entries - index.zero_tail_slots
-    size = struct.calcsize(fmt)
-    data = path.read_bytes()[: used * size]
-    return list(struct.iter_unpack(fmt, data))
-
-
 def _open_index(cls, path: Path, base_offset: int, report: FileReport, *, is_last: bool):
     try:
         index = cls.open(path, base_offset, strict=False)
@@ -473,7 +463,7 @@ def check_offset_index(
     if index is None:
         return
     with index:
-        entries = _raw_entries(path, index, ">ii")
+        entries = index.written_entries()
     report.counts["entries"] = len(entries)
     if log is None:
         return
@@ -532,7 +522,7 @@ def check_time_index(
     if index is None:
         return
     with index:
-        entries = _raw_entries(path, index, ">qi")
+        entries = index.written_entries()
     report.counts["entries"] = len(entries)
     previous = -1
     for n, (timestamp, relative) in enumerate(entries):
