@@ -365,6 +365,89 @@ _LZ4_MAX_CHUNK = 8 * 1024 * 1024
 
 
 def _unlz4(view: memoryview, out: _Output, *, fix_kafka08_checksum: bool) -> None:
+    if _unlz4_blocks(view, out, kafka08=fix_kafka08_checksum):
+        return
+    _unlz4_stream(view, out, fix_kafka08_checksum=fix_kafka08_checksum)
+
+
+# FLG bits the block decoder handles itself: version 01 and independent blocks. Anything else
+# (linked blocks, checksums, a content size, a dictionary, reserved bits) goes to python-lz4.
+_LZ4_FLG_PLAIN = 0x60
+_LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
+_LZ4_UNCOMPRESSED = 0x80000000
+_LZ4_MAX_EXPANSION = 255  # no LZ4 sequence yields more than 255 bytes a byte of input
+_U32LE = struct.Struct("<I")
+
+
+def _unlz4_blocks(view: memoryview, out: _Output, *, kafka08: bool) -> bool:
+    """Frames as Kafka's clients write them (independent blocks, no checksums, no content size)
+    decoded block by block straight into one buffer from Arrow's pool: python-lz4 decodes into
+    memory of its own and copies that into ``bytes`` while it holds the GIL. False, having
+    written nothing, for any frame it does not handle or cannot decode, so that python-lz4
+    decides, with its own error message."""
+    n = len(view)
+    blocks = []  # (position, compressed length, capacity, stored uncompressed)
+    capacity = 0
+    pos = 0
+    while pos < n:
+        if n - pos < 7 or view[pos : pos + 4] != LZ4_FRAME_MAGIC or view[pos + 4] != _LZ4_FLG_PLAIN:
+            return False
+        block_max = _LZ4_BLOCK_MAX.get(view[pos + 5] >> 4)
+        if block_max is None or view[pos + 5] & 0x8F:
+            return False
+        # Kafka ignores the header checksum of magic 0 (Kafka 0.8 computed it wrongly).
+        if not kafka08 and view[pos + 6] != _lz4_header_checksum(bytes(view[pos + 4 : pos + 6])):
+            return False
+        pos += 7
+        while True:
+            if n - pos < 4:
+                return False
+            (size,) = _U32LE.unpack_from(view, pos)
+            pos += 4
+            if size == 0:  # end mark
+                break
+            stored = bool(size & _LZ4_UNCOMPRESSED)
+            size &= ~_LZ4_UNCOMPRESSED
+            if size > block_max or size > n - pos:
+                return False
+            cap = size if stored else min(block_max, _LZ4_MAX_EXPANSION * size)
+            blocks.append((pos, size, cap, stored))
+            capacity += cap
+            pos += size
+    if capacity >= out.room():
+        return False  # the streaming decoder enforces the bound byte by byte
+    buffer = pa.allocate_buffer(capacity)
+    target = memoryview(buffer).cast("B")
+    at = 0
+    try:
+        for start, size, cap, stored in blocks:
+            if stored:
+                target[at : at + size] = view[start : start + size]
+                at += size
+            else:
+                at += cramjam.lz4.decompress_block_into(
+                    view[start : start + size], target[at : at + cap]
+                )
+    except cramjam.DecompressionError:
+        return False
+    finally:
+        target.release()
+    out.add(buffer if at == capacity else buffer.slice(0, at))
+    return True
+
+
+def _lz4_header_checksum(descriptor: bytes) -> int:
+    """HC = (xxh32(FLG, BD) >> 8) & 0xFF: a producer writes the same two bytes every time."""
+    hc = _lz4_header_checksums.get(descriptor)
+    if hc is None:
+        hc = _lz4_header_checksums[descriptor] = (xxh32(descriptor) >> 8) & 0xFF
+    return hc
+
+
+_lz4_header_checksums: dict[bytes, int] = {}  # four at most: FLG is fixed, BD one of four
+
+
+def _unlz4_stream(view: memoryview, out: _Output, *, fix_kafka08_checksum: bool) -> None:
     n = len(view)
     context = lz4f.create_decompression_context()
     pos = 0

@@ -25,10 +25,10 @@ such buffer alive for the duration of the call.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from .addresses import address_of, memcpy, store_u8, u8
+from .kernel_crc import crc32 as _crc32
 
 # --- frame table (scan_frames) ----------------------------------------------------------------
 
@@ -121,60 +121,6 @@ _MS_MAX = _I64_MAX // 1000  # the largest millisecond timestamp with a microseco
 _MS_MIN = -_MS_MAX
 
 
-_BYTE_PTR = ir.IntType(8).as_pointer()
-
-
-@intrinsic
-def _u8(typingctx, address):
-    """The byte at an integer address. Kernels read their input by address: a section may
-    lie in the mapped file or in a decompressed ``bytes``, and the caller keeps it alive."""
-    sig = types.int64(address)
-
-    def codegen(context, builder, signature, args):
-        byte = builder.load(builder.inttoptr(args[0], _BYTE_PTR))
-        return builder.zext(byte, ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _store_u8(typingctx, address, value):
-    sig = types.void(address, value)
-
-    def codegen(context, builder, signature, args):
-        byte = builder.trunc(args[1], ir.IntType(8))
-        builder.store(byte, builder.inttoptr(args[0], _BYTE_PTR))
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def _address(typingctx, array):
-    """The address of an array's first element."""
-    sig = types.int64(array)
-
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.ptrtoint(data, ir.IntType(64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _memcpy(typingctx, dst, src, n):
-    """``memcpy(dst, src, n)`` between two integer addresses (LLVM's, which libc serves)."""
-    sig = types.void(dst, src, n)
-
-    def codegen(context, builder, signature, args):
-        d = builder.inttoptr(args[0], _BYTE_PTR)
-        s = builder.inttoptr(args[1], _BYTE_PTR)
-        cgutils.raw_memcpy(builder, d, s, args[2], 1)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
 # Helpers take addresses, never arrays: an array handed to a helper costs reference counting
 # (two calls) each time, which tripled the time per record when the varint reader took one.
 _jit = njit(cache=True)
@@ -189,17 +135,17 @@ _kernel = njit(cache=True, nogil=True)
 def _be64(buf, p):
     v = np.int64(0)
     for i in range(8):
-        v = (v << np.int64(8)) | (_u8(buf + p + i))
+        v = (v << np.int64(8)) | (u8(buf + p + i))
     return v
 
 
 @_jit_inline
 def _be32(buf, p):
     v = (
-        ((_u8(buf + p)) << 24)
-        | ((_u8(buf + p + 1)) << 16)
-        | ((_u8(buf + p + 2)) << 8)
-        | (_u8(buf + p + 3))
+        ((u8(buf + p)) << 24)
+        | ((u8(buf + p + 1)) << 16)
+        | ((u8(buf + p + 2)) << 8)
+        | (u8(buf + p + 3))
     )
     return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
 
@@ -207,16 +153,16 @@ def _be32(buf, p):
 @_jit_inline
 def _be32u(buf, p):
     return (
-        ((_u8(buf + p)) << 24)
-        | ((_u8(buf + p + 1)) << 16)
-        | ((_u8(buf + p + 2)) << 8)
-        | (_u8(buf + p + 3))
+        ((u8(buf + p)) << 24)
+        | ((u8(buf + p + 1)) << 16)
+        | ((u8(buf + p + 2)) << 8)
+        | (u8(buf + p + 3))
     )
 
 
 @_jit_inline
 def _be16(buf, p):
-    v = ((_u8(buf + p)) << 8) | (_u8(buf + p + 1))
+    v = ((u8(buf + p)) << 8) | (u8(buf + p + 1))
     return v - 65536 if v >= 32768 else v
 
 
@@ -226,12 +172,12 @@ def _varint(buf, p, end):
     continuation bit and counting by its lowest bit only. Returns (value, next, error)."""
     if p >= end:
         return np.int64(0), p, E_EOF
-    b = _u8(buf + p)
+    b = u8(buf + p)
     if b < 128:
         half = b >> 1
         return (-half - 1 if b & 1 else half), p + 1, E_OK
-    if p + 1 < end and _u8(buf + p + 1) < 128:  # two bytes: lengths and deltas up to 8191
-        raw2 = (b & 127) | ((_u8(buf + p + 1)) << 7)
+    if p + 1 < end and u8(buf + p + 1) < 128:  # two bytes: lengths and deltas up to 8191
+        raw2 = (b & 127) | ((u8(buf + p + 1)) << 7)
         half = raw2 >> 1
         return (-half - 1 if raw2 & 1 else half), p + 2, E_OK
     raw = np.uint64(b & 127)
@@ -241,7 +187,7 @@ def _varint(buf, p, end):
     while True:
         if q >= end:
             return np.int64(0), q, E_EOF
-        b = _u8(buf + q)
+        b = u8(buf + q)
         q += 1
         if i == 9:
             if b >= 128:
@@ -261,10 +207,10 @@ def _varint(buf, p, end):
 def _copy(dst, src, n):
     """Copy n bytes between addresses."""
     if n > 32:
-        _memcpy(dst, src, n)
+        memcpy(dst, src, n)
     else:  # a call costs more than a few bytes' loop
         for j in range(n):
-            _store_u8(dst + j, _u8(src + j))
+            store_u8(dst + j, u8(src + j))
 
 
 @_jit
@@ -273,36 +219,36 @@ def _utf8_ok(buf, s, n):
     i = s
     end = s + n
     while i < end:
-        c = _u8(buf + i)
+        c = u8(buf + i)
         if c < 0x80:
             i += 1
             continue
         if 0xC2 <= c <= 0xDF:
-            if i + 1 >= end or (_u8(buf + i + 1) & 0xC0) != 0x80:
+            if i + 1 >= end or (u8(buf + i + 1) & 0xC0) != 0x80:
                 return False
             i += 2
             continue
         if 0xE0 <= c <= 0xEF:
             if i + 2 >= end:
                 return False
-            c1 = _u8(buf + i + 1)
+            c1 = u8(buf + i + 1)
             lo = 0xA0 if c == 0xE0 else 0x80
             hi = 0x9F if c == 0xED else 0xBF
-            if c1 < lo or c1 > hi or (_u8(buf + i + 2) & 0xC0) != 0x80:
+            if c1 < lo or c1 > hi or (u8(buf + i + 2) & 0xC0) != 0x80:
                 return False
             i += 3
             continue
         if 0xF0 <= c <= 0xF4:
             if i + 3 >= end:
                 return False
-            c1 = _u8(buf + i + 1)
+            c1 = u8(buf + i + 1)
             lo = 0x90 if c == 0xF0 else 0x80
             hi = 0x8F if c == 0xF4 else 0xBF
             if (
                 c1 < lo
                 or c1 > hi
-                or (_u8(buf + i + 2) & 0xC0) != 0x80
-                or (_u8(buf + i + 3) & 0xC0) != 0x80
+                or (u8(buf + i + 2) & 0xC0) != 0x80
+                or (u8(buf + i + 3) & 0xC0) != 0x80
             ):
                 return False
             i += 4
@@ -322,7 +268,7 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
     it the scan stops before a frame that would pass ``max_rows`` records (v2 counts) or
     ``max_bytes`` bytes, a compressed frame weighing ``compressed_weight`` times its size.
     """
-    buf = _address(data)
+    buf = address_of(data)
     limit = min(limit, data.shape[0])
     n = 0
     rows = 0
@@ -338,7 +284,7 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
         if length > remaining - _LOG_OVERHEAD:
             return n, pos, SCAN_END
         size = _LOG_OVERHEAD + length
-        magic = _u8(buf + pos + 16)
+        magic = u8(buf + pos + 16)
         if magic >= 128:
             magic -= 256
         count = np.int64(1)
@@ -349,7 +295,7 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
             attributes = _be16(buf, pos + 21)
             count = _be32(buf, pos + 57)
         elif magic == 0 or magic == 1:
-            attributes = _u8(buf + pos + 17)
+            attributes = u8(buf + pos + 17)
             minimum = _LEGACY_MIN_SIZE_V0 if magic == 0 else _LEGACY_MIN_SIZE_V1
             header_ok = 1 if length >= minimum else 0
         frame_rows = count if count > 0 else np.int64(1)
@@ -438,8 +384,8 @@ def decode_sections(
     after it get E_ROOM and the index of the first is returned (else the number of sections):
     the caller decodes them again into new buffers.
     """
-    key_address = _address(key_data)
-    value_address = _address(value_data)
+    key_address = address_of(key_data)
+    value_address = address_of(value_data)
     for s in range(sections.shape[0]):
         sec = sections[s]
         start = sec[S_START]
@@ -572,10 +518,10 @@ def _decode_one(
     cur,
     want_headers,
 ):
-    key_address = _address(key_data)
-    value_address = _address(value_data)
-    hkey_address = _address(hkey_data)
-    hvalue_address = _address(hvalue_data)
+    key_address = address_of(key_data)
+    value_address = address_of(value_data)
+    hkey_address = address_of(hkey_data)
+    hvalue_address = address_of(hvalue_data)
     row_room = rec_i64.shape[1]
     key_room = key_data.shape[0]
     value_room = value_data.shape[0]
@@ -649,7 +595,7 @@ def _decode_one(
                 return E_EOF, p, 0, 0
             ascii_only = True
             for j in range(p, p + hk_len):
-                if _u8(buf + j) >= 128:
+                if u8(buf + j) >= 128:
                     ascii_only = False
                     break
             if not ascii_only and not _utf8_ok(buf, p, hk_len):
@@ -743,71 +689,12 @@ def _decode_one(
 # --- v0 / v1 ----------------------------------------------------------------------------------
 
 
-def _crc32_tables():
-    """Slicing-by-16 tables of the CRC-32 that zlib computes (reflected 0xEDB88320); uint32, as
-    16 KiB of tables stay in L1 where int64 ones would not (measured: 2.1 against 1.7 GB/s)."""
-    tables = np.zeros((16, 256), np.uint32)
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-        tables[0, i] = c
-    for i in range(256):
-        c = int(tables[0, i])
-        for k in range(1, 16):
-            c = int(tables[0, c & 0xFF]) ^ (c >> 8)
-            tables[k, i] = c
-    return tables
-
-
-_CRC32 = _crc32_tables()
-
-
-@_jit
-def _crc32(buf, start, end):
-    """zlib.crc32 of _u8(buf + start:end): v0/v1 messages are small, a call per message would cost
-    more than the checksum (zlib's own C function included: 0.9 GB/s on 134-byte messages)."""
-    t = _CRC32
-    c = np.uint32(0xFFFFFFFF)
-    p = start
-    while end - p >= 16:
-        a = c ^ np.uint32(
-            _u8(buf + p)
-            | (_u8(buf + p + 1) << 8)
-            | (_u8(buf + p + 2) << 16)
-            | (_u8(buf + p + 3) << 24)
-        )
-        c = (
-            t[15, a & 0xFF]
-            ^ t[14, (a >> 8) & 0xFF]
-            ^ t[13, (a >> 16) & 0xFF]
-            ^ t[12, a >> 24]
-            ^ t[11, _u8(buf + p + 4)]
-            ^ t[10, _u8(buf + p + 5)]
-            ^ t[9, _u8(buf + p + 6)]
-            ^ t[8, _u8(buf + p + 7)]
-            ^ t[7, _u8(buf + p + 8)]
-            ^ t[6, _u8(buf + p + 9)]
-            ^ t[5, _u8(buf + p + 10)]
-            ^ t[4, _u8(buf + p + 11)]
-            ^ t[3, _u8(buf + p + 12)]
-            ^ t[2, _u8(buf + p + 13)]
-            ^ t[1, _u8(buf + p + 14)]
-            ^ t[0, _u8(buf + p + 15)]
-        )
-        p += 16
-    while p < end:
-        c = t[0, (c ^ np.uint32(_u8(buf + p))) & 0xFF] ^ (c >> 8)
-        p += 1
-    return np.int64(c ^ np.uint32(0xFFFFFFFF))
-
-
-@_jit
+@_jit_inline
 def _message(buf, pos, end):
     """The fields of the v0/v1 entry at ``pos`` ending at ``end``, read as LegacyMessage is:
     (error, offset, magic, attributes, timestamp, key pos, key len, value pos, value len)."""
-    magic = _u8(buf + pos + 16)
-    attributes = _u8(buf + pos + 17)
+    magic = u8(buf + pos + 16)
+    attributes = u8(buf + pos + 17)
     p = pos + 18
     timestamp = np.int64(-1)
     if magic == 1:
@@ -835,10 +722,10 @@ def _message(buf, pos, end):
 
 @_jit
 def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur):
-    """The inner entries of a v0/v1 wrapper, decompressed into ``_u8(buf + start:end)``, checked
+    """The inner entries of a v0/v1 wrapper, decompressed into ``u8(buf + start:end)``, checked
     as the reference reads them; v1 inner offsets are relative to the wrapper's."""
-    key_address = _address(key_data)
-    value_address = _address(value_data)
+    key_address = address_of(key_data)
+    value_address = address_of(value_data)
     wrapper_magic = sec[S_MAGIC]
     log_append = sec[S_TS_TYPE] == 1
     verify = sec[S_VERIFY]
@@ -855,7 +742,7 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
         if length > end - pos - _LOG_OVERHEAD:
             break
         frame_end = pos + _LOG_OVERHEAD + length
-        magic = _u8(buf + pos + 16)
+        magic = u8(buf + pos + 16)
         if magic != 0 and magic != 1:
             return E_INNER_MAGIC, pos, magic, 0
         err, p, magic, attributes, timestamp, kpos, klen, vpos, vlen = _message(buf, pos, frame_end)

@@ -387,6 +387,77 @@ def test_lz4_frame_options_and_several_frames(magic):
     assert decompress(Codec.LZ4, b"".join(frames), magic=magic) == b"".join(parts)
 
 
+_KAFKA_LZ4_BLOCK_SIZES = [
+    lz4.frame.BLOCKSIZE_MAX64KB,
+    lz4.frame.BLOCKSIZE_MAX256KB,
+    lz4.frame.BLOCKSIZE_MAX1MB,
+    lz4.frame.BLOCKSIZE_MAX4MB,
+]
+
+
+@pytest.mark.parametrize("block_size", _KAFKA_LZ4_BLOCK_SIZES)
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_lz4_kafka_frames_decode_block_by_block_into_arrows_pool(block_size, magic):
+    # Independent blocks, no checksums, no content size: how the Java client and librdkafka
+    # write LZ4. Incompressible bytes make blocks the frame stores uncompressed.
+    data = _sample(300_000) + random.Random(3).randbytes(300_000)
+    frame = lz4.frame.compress(data, block_size=block_size, block_linked=False, store_size=False)
+    out = decompress_buffer(Codec.LZ4, frame, magic=magic)
+    assert isinstance(out, pa.Buffer)
+    assert out.to_pybytes() == data
+    two = decompress_buffer(Codec.LZ4, frame + compress(Codec.LZ4, data[:999]), magic=magic)
+    assert isinstance(two, pa.Buffer) and two.to_pybytes() == data + data[:999]
+
+
+def test_lz4_stored_blocks_are_copied():
+    data = random.Random(4).randbytes(200_000)
+    frame = lz4.frame.compress(data, block_linked=False, store_size=False)
+    assert struct.unpack_from("<I", frame, 7)[0] & 0x80000000  # the first block is stored
+    out = decompress_buffer(Codec.LZ4, frame, magic=2)
+    assert isinstance(out, pa.Buffer) and out.to_pybytes() == data
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"block_linked": True},
+        {"block_checksum": True},
+        {"content_checksum": True},
+        {"store_size": True},
+    ],
+)
+def test_lz4_frames_with_other_options_are_left_to_python_lz4(options):
+    data = _sample(150_000)
+    frame = lz4.frame.compress(data, **{"block_linked": False, "store_size": False, **options})
+    out = decompress_buffer(Codec.LZ4, frame, magic=2)
+    assert isinstance(out, bytes) and out == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.binary(min_size=1, max_size=3000),
+    flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 7)), max_size=3),
+)
+def test_lz4_block_decoder_agrees_with_python_lz4_on_damaged_frames(data, flips):
+    """python-lz4 as the oracle, whole frames at once: same bytes, or an error where it fails
+    or stops before the end (magic 2, where the header checksum is checked as it checks it)."""
+    frame = bytearray(compress(Codec.LZ4, data * 40))
+    for position, bit in flips:
+        frame[position % len(frame)] ^= 1 << bit
+    try:
+        expected, read = lz4.frame.decompress(bytes(frame), return_bytes_read=True)
+        if read != len(frame):
+            expected = None  # bytes after the frame: an error here
+    except RuntimeError:
+        expected = None
+    try:
+        out = decompress(Codec.LZ4, frame, magic=2)
+    except DecompressionError:
+        assert expected is None
+    else:
+        assert out == expected
+
+
 def test_zstd_several_frames_without_content_size():
     parts = [_sample(n, seed=n) for n in (0, 10, 300_000, 5000)]
     writer = zstandard.ZstdCompressor(write_content_size=False, write_checksum=True)

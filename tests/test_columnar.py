@@ -554,19 +554,3 @@ def test_reference_batches_are_full_and_fast_ones_bounded():
     fast_sizes = [b.num_rows for b in columnar.iter_arrow_batches(data, batch_rows=4)]
     assert ref_sizes == [4, 4, 4, 3]
     assert sum(fast_sizes) == 15 and max(fast_sizes) <= 4
-
-
-@settings(max_examples=200, deadline=None)
-@given(data=st.binary(max_size=300), start=st.integers(0, 40))
-def test_kernel_crc32_is_zlibs(data, start):
-    """The kernels' table CRC-32 (v0/v1 messages) against zlib's, over every tail length of the
-    16-byte loop and unaligned starts."""
-    import zlib
-
-    import numpy as np
-
-    from kafka_format.runtime import fastscan
-
-    start = min(start, len(data))
-    buf = np.frombuffer(data or b"\0", np.uint8)
-    assert fastscan._crc32(buf.ctypes.data, start, len(data)) == zlib.crc32(data[start:])

@@ -1,0 +1,69 @@
+"""Numba intrinsics that read and write memory at integer addresses.
+
+The kernels (``fastscan.py``, ``kernel_crc.py``) take their input by address, never as arrays:
+a section may lie in the memory-mapped file or in a decompressed ``bytes``, and one call covers
+them all; the caller keeps every such buffer alive for the duration of the call. An array handed
+to a helper would also cost reference counting (two calls) each time.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["address_of", "memcpy", "store_u8", "u8"]
+
+_BYTE_PTR = ir.IntType(8).as_pointer()
+
+
+@intrinsic
+def u8(typingctx, address):
+    """The byte at an integer address. Kernels read their input by address: a section may
+    lie in the mapped file or in a decompressed ``bytes``, and the caller keeps it alive."""
+    sig = types.int64(address)
+
+    def codegen(context, builder, signature, args):
+        byte = builder.load(builder.inttoptr(args[0], _BYTE_PTR))
+        return builder.zext(byte, ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def store_u8(typingctx, address, value):
+    sig = types.void(address, value)
+
+    def codegen(context, builder, signature, args):
+        byte = builder.trunc(args[1], ir.IntType(8))
+        builder.store(byte, builder.inttoptr(args[0], _BYTE_PTR))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def address_of(typingctx, array):
+    """The address of an array's first element."""
+    sig = types.int64(array)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.ptrtoint(data, ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def memcpy(typingctx, dst, src, n):
+    """``memcpy(dst, src, n)`` between two integer addresses (LLVM's, which libc serves)."""
+    sig = types.void(dst, src, n)
+
+    def codegen(context, builder, signature, args):
+        d = builder.inttoptr(args[0], _BYTE_PTR)
+        s = builder.inttoptr(args[1], _BYTE_PTR)
+        cgutils.raw_memcpy(builder, d, s, args[2], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
