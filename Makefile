@@ -8,13 +8,7 @@ KSC := $(NPM_DIR)/node_modules/kaitai-struct-compiler
 .PHONY: setup browser generate test demo bench lint clean
 
 setup: $(VENV)/.installed $(NPM_DIR)/.installed
-	@# Compile the numba kernels into their on-disk cache now (seconds, once per change of
-	@# runtime/fastscan.py) rather than in the first read; a bytes and a bytearray source,
-	@# as their buffers are typed apart. Under a second when the cache is warm.
-	@$(PY) -c "from kafka_format import read_table; \
-	from kafka_format.schemas.record_batch import build_record_batch; \
-	data = build_record_batch([{'key': b'k', 'value': b'v', 'headers': [('h', b'x')]}]); \
-	[read_table(source, include_headers=True) for source in (data, bytearray(data))]"
+	@$(PY) scripts/warm_kernels.py
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -8,12 +8,13 @@ to a helper would also cost reference counting (two calls) each time.
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["address_of", "memcpy", "store_u8", "u8"]
+__all__ = ["address_of", "be16", "be32", "be32u", "be64", "memcpy", "store_u8", "u8"]
 
 _BYTE_PTR = ir.IntType(8).as_pointer()
 
@@ -67,3 +68,42 @@ def memcpy(typingctx, dst, src, n):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+# Big-endian integers, as Kafka writes them. Inlined: a call per field would cost more.
+_inline = njit(cache=True, inline="always")
+
+
+@_inline
+def be64(buf, p):
+    v = np.int64(0)
+    for i in range(8):
+        v = (v << np.int64(8)) | (u8(buf + p + i))
+    return v
+
+
+@_inline
+def be32(buf, p):
+    v = (
+        ((u8(buf + p)) << 24)
+        | ((u8(buf + p + 1)) << 16)
+        | ((u8(buf + p + 2)) << 8)
+        | (u8(buf + p + 3))
+    )
+    return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
+
+
+@_inline
+def be32u(buf, p):
+    return (
+        ((u8(buf + p)) << 24)
+        | ((u8(buf + p + 1)) << 16)
+        | ((u8(buf + p + 2)) << 8)
+        | (u8(buf + p + 3))
+    )
+
+
+@_inline
+def be16(buf, p):
+    v = ((u8(buf + p)) << 8) | (u8(buf + p + 1))
+    return v - 65536 if v >= 32768 else v

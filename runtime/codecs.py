@@ -23,7 +23,10 @@ produces them, and they usually mean the payload is damaged. (Java's GZIPInputSt
 trailing bytes that do not start a gzip header, and Kafka's LZ4 reader stops after one frame.)
 
 The libraries doing the work (zlib, cramjam, python-lz4, zstandard) release the GIL while they
-decode; the Python here only walks block headers.
+decode; the Python here only walks block headers. LZ4 frames as Kafka's clients write them
+(independent blocks, no checksums, no content size) are decoded block by block by cramjam into
+one buffer; python-lz4 takes every other frame, and any frame the block decoder refuses, so
+that its error messages are the ones reported.
 
 ``decompress`` returns ``bytes``. ``decompress_buffer`` is the bulk reader's variant: it may
 return a ``pyarrow.Buffer`` from Arrow's memory pool instead, which saves the copy into
@@ -372,10 +375,10 @@ def _unlz4(view: memoryview, out: _Output, *, fix_kafka08_checksum: bool) -> Non
 
 # FLG bits the block decoder handles itself: version 01 and independent blocks. Anything else
 # (linked blocks, checksums, a content size, a dictionary, reserved bits) goes to python-lz4.
-_LZ4_FLG_PLAIN = 0x60
-_LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
-_LZ4_UNCOMPRESSED = 0x80000000
-_LZ4_MAX_EXPANSION = 255  # no LZ4 sequence yields more than 255 bytes a byte of input
+LZ4_FLG_PLAIN = 0x60
+LZ4_BLOCK_MAX = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}
+LZ4_UNCOMPRESSED = 0x80000000
+LZ4_MAX_EXPANSION = 255  # no LZ4 sequence yields more than 255 bytes a byte of input
 _U32LE = struct.Struct("<I")
 
 
@@ -390,13 +393,13 @@ def _unlz4_blocks(view: memoryview, out: _Output, *, kafka08: bool) -> bool:
     capacity = 0
     pos = 0
     while pos < n:
-        if n - pos < 7 or view[pos : pos + 4] != LZ4_FRAME_MAGIC or view[pos + 4] != _LZ4_FLG_PLAIN:
+        if n - pos < 7 or view[pos : pos + 4] != LZ4_FRAME_MAGIC or view[pos + 4] != LZ4_FLG_PLAIN:
             return False
-        block_max = _LZ4_BLOCK_MAX.get(view[pos + 5] >> 4)
+        block_max = LZ4_BLOCK_MAX.get(view[pos + 5] >> 4)
         if block_max is None or view[pos + 5] & 0x8F:
             return False
         # Kafka ignores the header checksum of magic 0 (Kafka 0.8 computed it wrongly).
-        if not kafka08 and view[pos + 6] != _lz4_header_checksum(bytes(view[pos + 4 : pos + 6])):
+        if not kafka08 and view[pos + 6] != lz4_header_checksum(bytes(view[pos + 4 : pos + 6])):
             return False
         pos += 7
         while True:
@@ -406,11 +409,11 @@ def _unlz4_blocks(view: memoryview, out: _Output, *, kafka08: bool) -> bool:
             pos += 4
             if size == 0:  # end mark
                 break
-            stored = bool(size & _LZ4_UNCOMPRESSED)
-            size &= ~_LZ4_UNCOMPRESSED
+            stored = bool(size & LZ4_UNCOMPRESSED)
+            size &= ~LZ4_UNCOMPRESSED
             if size > block_max or size > n - pos:
                 return False
-            cap = size if stored else min(block_max, _LZ4_MAX_EXPANSION * size)
+            cap = size if stored else min(block_max, LZ4_MAX_EXPANSION * size)
             blocks.append((pos, size, cap, stored))
             capacity += cap
             pos += size
@@ -436,7 +439,7 @@ def _unlz4_blocks(view: memoryview, out: _Output, *, kafka08: bool) -> bool:
     return True
 
 
-def _lz4_header_checksum(descriptor: bytes) -> int:
+def lz4_header_checksum(descriptor: bytes) -> int:
     """HC = (xxh32(FLG, BD) >> 8) & 0xFF: a producer writes the same two bytes every time."""
     hc = _lz4_header_checksums.get(descriptor)
     if hc is None:

@@ -15,8 +15,11 @@ the route is different:
 3. A worker thread checks each v2 batch's CRC-32C (``crc32c``), decompresses
    (``codecs.decompress``), and ``fastscan.decode_sections`` (numba, GIL released) decodes the
    chunk's records at once into Arrow buffers from Arrow's memory pool; v0/v1 CRC-32s are
-   checked in the kernel. Two workers, three chunks in flight: decompression and decoding
-   of successive chunks overlap on two cores.
+   checked in the kernel (``kernel_crc``). v0/v1 wrappers and v2 batches compressed with LZ4
+   as Kafka's clients write it never reach Python: ``kernel_lz4`` checks their CRCs and plans
+   their frames in one call, and the decoder decompresses each into a scratch buffer that
+   stays in the cache while its records are read. Two workers, three chunks in flight:
+   decompression and decoding of successive chunks overlap on two cores.
 4. The generator takes chunk results in file order: rows become record batches of at most
    ``batch_rows`` rows; a damaged batch raises (``errors="strict"``), after the rows of the
    batches before it, or is reported (``"skip"``), in the reference's order.
@@ -54,11 +57,17 @@ import pyarrow as pa
 from crc32c import crc32c
 
 from . import fastscan as fs
-from . import kernel_crc
+from . import kernel_crc, kernel_lz4
 from .batches import ReadOptions, read_batch
 from .codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
-from .errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
+from .errors import (
+    CorruptBatchError,
+    CrcMismatchError,
+    DecompressionError,
+    FramingError,
+    KafkaFormatError,
+)
 from .framing import Frame, iter_stream_frames
 from .model import Batch, ControlType, Record, Report, TruncatedTail
 from .reader import Errors, Isolation, damaged_batch
@@ -92,6 +101,8 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
 )
 _V2_CRC_START = 21
 _CODEC_MASK = 0x07
+_LZ4 = 3
+_MIN_INNER_ENTRY = 26  # rows to make room for: an inner entry takes at least 12 + 14 bytes
 _TIMESTAMP_TYPE_BIT = 0x08
 _TRANSACTIONAL_BIT = 0x10
 _CONTROL_BIT = 0x20
@@ -578,14 +589,17 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     holders: list[bytes | pa.Buffer] = []  # decompressed payloads, alive until the kernel has run
     # Per-frame Python work only where it is needed: v2 CRCs, decompression, checks.
     if opts.verify_crc:
-        todo = np.flatnonzero(kinds != _LEGACY)
+        python = kinds != _LEGACY
     else:
         room = sections[:, fs.S_END] - sections[:, fs.S_START]
-        todo = np.flatnonzero(
+        python = (
             (kinds == _COMPRESSED)
             | (kinds == _WRAPPER)
             | ((kinds == _FAST) & ((count <= 0) | (count > room // 7 + 1)))
         )
+    if kernel_lz4.LZ4_DECOMPRESS:
+        python &= ~_plan_lz4(sections, kinds, t[wanted, fs.F_ATTR], address, opts)
+    todo = np.flatnonzero(python)
     for k in todo.tolist():
         sec = sections[k]
         try:
@@ -621,7 +635,9 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     rows_end[frame_of] = sections[:, fs.S_ROWS_END]
     for k in np.flatnonzero(sections[:, fs.S_STATUS] != fs.E_OK).tolist():
         i = int(frame_of[k])
-        chunk.errors[i] = _kernel_error(sections[k]).located(
+        sec = sections[k]
+        error = _lz4_error(sec, view, opts) if sec[fs.S_STATUS] == fs.E_LZ4 else _kernel_error(sec)
+        chunk.errors[i] = error.located(
             file=chunk.name,
             position=int(t[i, fs.F_POS]) + chunk.shift,
             base_offset=int(sections[k, fs.S_BASE]),
@@ -662,10 +678,86 @@ def _prepare_v2(sec: np.ndarray, view: memoryview, opts: _Options, holders: list
     else:
         start = pos + _V2_HEADER
     if count > (end - start) // 7 + 1:
-        raise CorruptBatchError(
-            f"record count {count} cannot fit in {end - start} bytes of records"
-        )
+        raise _count_cannot_fit(count, end - start)
     return True
+
+
+def _count_cannot_fit(count: int, size: int) -> CorruptBatchError:
+    return CorruptBatchError(f"record count {count} cannot fit in {size} bytes of records")
+
+
+def _plan_lz4(
+    sections: np.ndarray, kinds: np.ndarray, attributes: np.ndarray, address: int, opts: _Options
+) -> np.ndarray:
+    """The LZ4 wrappers and v2 batches the kernel decompresses itself (``kernel_lz4``): their
+    CRCs checked and their frames planned in one call per kind, without the GIL. True where a
+    section was turned into a FORMAT_LZ4_WRAPPER or FORMAT_V2_LZ4 one; the others take
+    ``_prepare_wrapper`` or ``_prepare_v2``."""
+    lz4 = (attributes & _CODEC_MASK) == _LZ4
+    taken = np.zeros(len(kinds), bool)
+    room = opts.max_bytes + 1
+    wrappers = np.flatnonzero(lz4 & (kinds == _WRAPPER))
+    if len(wrappers):
+        plan = np.empty((len(wrappers), 3), np.int64)
+        kernel_lz4.plan_wrappers(
+            address,
+            np.ascontiguousarray(sections[wrappers, fs.S_START]),
+            np.ascontiguousarray(sections[wrappers, fs.S_END]),
+            np.ascontiguousarray(sections[wrappers, fs.S_MAGIC]),
+            bool(opts.verify_crc),
+            room,
+            plan,
+        )
+        ok = plan[:, 2] >= 0
+        chosen = wrappers[ok]
+        sections[chosen, fs.S_FORMAT] = fs.FORMAT_LZ4_WRAPPER
+        _point_at_scratch(sections, chosen, plan[ok, 0], plan[ok, 1], plan[ok, 2])
+        sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
+        taken[chosen] = True
+    batches = np.flatnonzero(lz4 & (kinds == _COMPRESSED))
+    if len(batches) and (kernel_crc.CRC32C_FUNCTION or not opts.verify_crc):
+        capacity = np.empty(len(batches), np.int64)
+        starts = np.ascontiguousarray(sections[batches, fs.S_START])
+        ends = np.ascontiguousarray(sections[batches, fs.S_END])
+        kernel_lz4.plan_batches(
+            address,
+            starts,
+            ends,
+            np.ascontiguousarray(sections[batches, fs.S_COUNT]),
+            bool(opts.verify_crc),
+            room,
+            kernel_crc.CRC32C_FUNCTION,
+            capacity,
+        )
+        ok = capacity >= 0
+        chosen = batches[ok]
+        sections[chosen, fs.S_FORMAT] = fs.FORMAT_V2_LZ4
+        _point_at_scratch(sections, chosen, starts[ok], ends[ok], capacity[ok])
+        taken[chosen] = True
+    return taken
+
+
+def _point_at_scratch(sections, chosen, payload_start, payload_end, capacity) -> None:
+    sections[chosen, fs.S_PAYLOAD_START] = payload_start
+    sections[chosen, fs.S_PAYLOAD_END] = payload_end
+    sections[chosen, fs.S_START] = 0
+    sections[chosen, fs.S_END] = capacity
+
+
+def _lz4_error(sec: np.ndarray, view: memoryview, opts: _Options) -> KafkaFormatError:
+    """What the Python path raises for a section whose LZ4 blocks the kernel could not decode
+    (python-lz4's own error, so that both paths report alike) or, for a v2 batch, whose record
+    count cannot fit in what they decode to."""
+    value = view[int(sec[fs.S_PAYLOAD_START]) : int(sec[fs.S_PAYLOAD_END])]
+    magic = int(sec[fs.S_MAGIC])
+    try:
+        payload = decompress_buffer(_LZ4, value, magic=magic, max_bytes=opts.max_bytes)
+    except KafkaFormatError as exc:
+        return exc
+    count = int(sec[fs.S_COUNT])
+    if magic == 2 and count > len(payload) // 7 + 1:
+        return _count_cannot_fit(count, len(payload))
+    return DecompressionError("lz4: a block does not decode")
 
 
 _LEGACY_HEAD = struct.Struct(">IbB")  # crc, magic, attributes (from byte 12)
@@ -690,8 +782,7 @@ def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders:
     sec[fs.S_ADDR] = _address(payload)
     sec[fs.S_START] = 0
     sec[fs.S_END] = len(payload)
-    # Rows to make room for: an inner entry takes at least 26 bytes (12 + 14).
-    sec[fs.S_COUNT] = len(payload) // 26 + 1
+    sec[fs.S_COUNT] = len(payload) // _MIN_INNER_ENTRY + 1
 
 
 def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
@@ -772,6 +863,8 @@ def _run_kernel(
     off32[:, 0] = 0
     hoff[:, 0] = 0
     cur = np.zeros(fs.CURSORS, np.int64)
+    lz4 = np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_LZ4_WRAPPER, fs.FORMAT_V2_LZ4))
+    scratch = np.empty(int(sections[lz4, fs.S_END].max()) if lz4.any() else 1, np.uint8)
     done = fs.decode_sections(
         sections,
         rec,
@@ -786,6 +879,8 @@ def _run_kernel(
         hvalue_data,
         cur,
         headers,
+        scratch,
+        kernel_lz4.LZ4_DECOMPRESS,
     )
     if ample and done < len(sections):
         raise AssertionError("worst-case buffers too small for the record decoder")
@@ -882,7 +977,7 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
     if status == fs.E_TIMESTAMP_RANGE:
         return CorruptBatchError("a record timestamp outside the range of microsecond timestamps")
     if status == fs.E_CRC:
-        if sec[fs.S_FORMAT] == fs.FORMAT_INNER:
+        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_LZ4_WRAPPER):
             return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
         return CrcMismatchError(arg2, arg, algorithm="crc32")
     if status == fs.E_MESSAGE_EOF:

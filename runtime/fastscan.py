@@ -27,8 +27,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .addresses import address_of, memcpy, store_u8, u8
+# numba's on-disk cache checks only the file of the function it caches: after changing one of
+# these modules, touch this file too, or its kernels keep the old code of their callees.
+from .addresses import address_of, be16, be32, be32u, be64, memcpy, store_u8, u8
 from .kernel_crc import crc32 as _crc32
+from .kernel_lz4 import decode_frames
 
 # --- frame table (scan_frames) ----------------------------------------------------------------
 
@@ -77,7 +80,9 @@ S_FORMAT = 14  # FORMAT_*
 S_MAGIC = 15  # v0/v1: the (wrapper) message's magic
 S_VERIFY = 16  # v0/v1: 1 to check CRC-32s here
 S_ERR_ARG3 = 17  # out: inner offset of a v0/v1 inner message in error
-SECTION_COLUMNS = 18
+S_PAYLOAD_START = 18  # FORMAT_LZ4_WRAPPER: the wrapper's LZ4 value in the buffer
+S_PAYLOAD_END = 19
+SECTION_COLUMNS = 20
 
 #: How a frame is decoded (columnar.py's plan): v2 in place, v2 decompressed, v0/v1 in place,
 #: v0/v1 wrapper decompressed, or by the reference decoder.
@@ -86,6 +91,12 @@ K_FAST, K_COMPRESSED, K_LEGACY, K_WRAPPER, K_REFERENCE = 0, 1, 2, 3, 4
 FORMAT_V2 = 0  # v2 records, back to back (the batch's payload, decompressed if need be)
 FORMAT_LEGACY = 1  # one whole v0/v1 entry, uncompressed (the frame itself)
 FORMAT_INNER = 2  # the decompressed value of a v0/v1 wrapper: entries back to back
+# A v0/v1 wrapper's LZ4 value (S_PAYLOAD_START:END), decompressed here into the scratch buffer,
+# then read as FORMAT_INNER. S_START:S_END is 0:capacity, the most it decompresses to.
+FORMAT_LZ4_WRAPPER = 3
+# A v2 batch's LZ4 records (S_PAYLOAD_START:END), decompressed into the scratch buffer, then
+# read as FORMAT_V2. S_START:S_END is 0:capacity.
+FORMAT_V2_LZ4 = 4
 
 E_OK = 0
 E_EOF = 1  # a field runs past the end of its record or of the payload
@@ -105,6 +116,9 @@ E_INNER_NONE = 14  # a wrapper holding no message
 E_INNER_FRAMING = 15  # ERR_ARG: the length below 14, ERR_ARG3 the inner offset
 E_INNER_NO_TIMESTAMP = 16  # a magic 0 message inside a magic 1 wrapper (CreateTime)
 E_ROOM = 17  # not an error: the output buffers are full; decode from here with more room
+# LZ4 formats: a block that does not decode, or (v2) a record count that cannot fit; the
+# Python path words the error.
+E_LZ4 = 18
 
 # Cursors into the output buffers, in and out.
 C_ROWS = 0
@@ -129,41 +143,6 @@ _kernel = njit(cache=True, nogil=True)
 
 
 # --- helpers ----------------------------------------------------------------------------------
-
-
-@_jit_inline
-def _be64(buf, p):
-    v = np.int64(0)
-    for i in range(8):
-        v = (v << np.int64(8)) | (u8(buf + p + i))
-    return v
-
-
-@_jit_inline
-def _be32(buf, p):
-    v = (
-        ((u8(buf + p)) << 24)
-        | ((u8(buf + p + 1)) << 16)
-        | ((u8(buf + p + 2)) << 8)
-        | (u8(buf + p + 3))
-    )
-    return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
-
-
-@_jit_inline
-def _be32u(buf, p):
-    return (
-        ((u8(buf + p)) << 24)
-        | ((u8(buf + p + 1)) << 16)
-        | ((u8(buf + p + 2)) << 8)
-        | (u8(buf + p + 3))
-    )
-
-
-@_jit_inline
-def _be16(buf, p):
-    v = ((u8(buf + p)) << 8) | (u8(buf + p + 1))
-    return v - 65536 if v >= 32768 else v
 
 
 @_jit_inline
@@ -278,7 +257,7 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
         remaining = limit - pos
         if remaining <= _UP_TO_MAGIC:
             return n, pos, SCAN_END
-        length = _be32(buf, pos + 8)
+        length = be32(buf, pos + 8)
         if length < _MIN_FRAME_LENGTH:
             return n, pos, SCAN_FRAMING_ERROR
         if length > remaining - _LOG_OVERHEAD:
@@ -292,8 +271,8 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
         attributes = np.int64(0)
         if magic == 2 and size >= _V2_HEADER:
             header_ok = 1
-            attributes = _be16(buf, pos + 21)
-            count = _be32(buf, pos + 57)
+            attributes = be16(buf, pos + 21)
+            count = be32(buf, pos + 57)
         elif magic == 0 or magic == 1:
             attributes = u8(buf + pos + 17)
             minimum = _LEGACY_MIN_SIZE_V0 if magic == 0 else _LEGACY_MIN_SIZE_V1
@@ -307,21 +286,21 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
         row = table[n]
         row[F_POS] = pos
         row[F_SIZE] = size
-        row[F_BASE] = _be64(buf, pos)
+        row[F_BASE] = be64(buf, pos)
         row[F_MAGIC] = magic
         row[F_ATTR] = attributes
         row[F_HEADER_OK] = header_ok
         row[F_COUNT] = count
         if magic == 2 and header_ok:
-            row[F_CRC] = _be32u(buf, pos + 17)
-            row[F_LAST_DELTA] = _be32(buf, pos + 23)
-            row[F_BASE_TS] = _be64(buf, pos + 27)
-            row[F_MAX_TS] = _be64(buf, pos + 35)
-            row[F_PID] = _be64(buf, pos + 43)
+            row[F_CRC] = be32u(buf, pos + 17)
+            row[F_LAST_DELTA] = be32(buf, pos + 23)
+            row[F_BASE_TS] = be64(buf, pos + 27)
+            row[F_MAX_TS] = be64(buf, pos + 35)
+            row[F_PID] = be64(buf, pos + 43)
         else:
-            row[F_CRC] = _be32u(buf, pos + 12)
+            row[F_CRC] = be32u(buf, pos + 12)
             row[F_LAST_DELTA] = 0
-            row[F_BASE_TS] = _be64(buf, pos + 18) if magic == 1 and header_ok else -1
+            row[F_BASE_TS] = be64(buf, pos + 18) if magic == 1 and header_ok else -1
             row[F_MAX_TS] = row[F_BASE_TS]
             row[F_PID] = -1
         n += 1
@@ -373,6 +352,8 @@ def decode_sections(
     hvalue_data,
     cur,
     want_headers,
+    scratch,
+    lz4_fn,
 ):
     """Decode the v2 records of every section into the output buffers at the cursors.
 
@@ -382,10 +363,13 @@ def decode_sections(
     header value validity. Per section: status, error position and rows end are written back
     into ``sections``. When a section does not fit in the buffers left, it and the sections
     after it get E_ROOM and the index of the first is returned (else the number of sections):
-    the caller decodes them again into new buffers.
+    the caller decodes them again into new buffers. ``scratch``: room for the largest
+    FORMAT_LZ4_WRAPPER section, decompressed there by ``LZ4_decompress_safe`` at ``lz4_fn``.
     """
     key_address = address_of(key_data)
     value_address = address_of(value_data)
+    scratch_address = address_of(scratch)
+    scratch_room = scratch.shape[0]
     for s in range(sections.shape[0]):
         sec = sections[s]
         start = sec[S_START]
@@ -422,7 +406,7 @@ def decode_sections(
             status, err_pos, arg, arg2 = E_OK, end, 0, 0
             if sec[S_VERIFY]:
                 computed = _crc32(buf, start + 16, end)
-                stored = _be32u(buf, start + 12)
+                stored = be32u(buf, start + 12)
                 if computed != stored:
                     status, err_pos, arg, arg2 = E_CRC, start, computed, stored
             if status == E_OK:
@@ -463,10 +447,65 @@ def decode_sections(
                     cur[0] = row + 1
                     cur[1] = kb
                     cur[2] = vb
-        else:
+        elif fmt == FORMAT_INNER:
             status, err_pos, arg, arg2 = _decode_inner(
                 buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur
             )
+        elif fmt == FORMAT_V2_LZ4:
+            written = decode_frames(
+                lz4_fn,
+                buf,
+                sec[S_PAYLOAD_START],
+                sec[S_PAYLOAD_END],
+                scratch_address,
+                min(end, scratch_room),  # never past the scratch, whatever the caller sized
+            )
+            if written < 0 or sec[S_COUNT] > written // 7 + 1:
+                status, err_pos, arg, arg2 = E_LZ4, start, 0, 0
+            else:
+                status, err_pos, arg, arg2 = _decode_one(
+                    scratch_address,
+                    0,
+                    written,
+                    sec,
+                    rec_i64,
+                    ts_type,
+                    off32,
+                    valid,
+                    key_data,
+                    value_data,
+                    hoff,
+                    hvalid,
+                    hkey_data,
+                    hvalue_data,
+                    cur,
+                    want_headers,
+                )
+        else:
+            written = decode_frames(
+                lz4_fn,
+                buf,
+                sec[S_PAYLOAD_START],
+                sec[S_PAYLOAD_END],
+                scratch_address,
+                min(end, scratch_room),  # never past the scratch, whatever the caller sized
+            )
+            if written < 0:
+                status, err_pos, arg, arg2 = E_LZ4, start, 0, 0
+            else:
+                status, err_pos, arg, arg2 = _decode_inner(
+                    scratch_address,
+                    0,
+                    written,
+                    sec,
+                    rec_i64,
+                    ts_type,
+                    off32,
+                    valid,
+                    key_data,
+                    value_data,
+                    cur,
+                )
         if status == E_ROOM:
             cur[0] = mark0
             cur[1] = mark1
@@ -700,11 +739,11 @@ def _message(buf, pos, end):
     if magic == 1:
         if end - p < 8:
             return E_MESSAGE_EOF, p, magic, attributes, timestamp, 0, -1, 0, -1
-        timestamp = _be64(buf, p)
+        timestamp = be64(buf, p)
         p += 8
     if end - p < 4:
         return E_MESSAGE_EOF, p, magic, attributes, timestamp, 0, -1, 0, -1
-    key_len = _be32(buf, p)
+    key_len = be32(buf, p)
     p += 4
     key_pos = p
     if key_len >= 0:
@@ -713,7 +752,7 @@ def _message(buf, pos, end):
         p += key_len
     if end - p < 4:
         return E_MESSAGE_EOF, p, magic, attributes, timestamp, 0, -1, 0, -1
-    value_len = _be32(buf, p)
+    value_len = be32(buf, p)
     p += 4
     if value_len >= 0 and value_len > end - p:
         return E_MESSAGE_EOF, p, magic, attributes, timestamp, 0, -1, 0, -1
@@ -734,8 +773,8 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
     last_offset = np.int64(0)
     count = 0
     while end - pos > _UP_TO_MAGIC:
-        inner_offset = _be64(buf, pos)
-        length = _be32(buf, pos + 8)
+        inner_offset = be64(buf, pos)
+        length = be32(buf, pos + 8)
         sec[S_ERR_ARG3] = inner_offset
         if length < _MIN_FRAME_LENGTH:
             return E_INNER_FRAMING, pos, length, 0
@@ -752,7 +791,7 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
             return E_INNER_NESTED, pos, 0, 0
         if verify:
             computed = _crc32(buf, pos + 16, frame_end)
-            stored = _be32u(buf, pos + 12)
+            stored = be32u(buf, pos + 12)
             if computed != stored:
                 return E_CRC, pos, computed, stored
         if wrapper_magic == 0:

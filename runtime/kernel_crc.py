@@ -26,6 +26,7 @@ the coefficient of ``x^(127-k)`` (the "reflected" order in which CRC-32 reads it
 
 from __future__ import annotations
 
+import ctypes
 import platform
 
 import numpy as np
@@ -37,7 +38,7 @@ from numba.extending import intrinsic, models, register_model
 
 from .addresses import u8
 
-__all__ = ["HAS_CLMUL", "crc32", "crc32_clmul", "crc32_table"]
+__all__ = ["CRC32C_FUNCTION", "HAS_CLMUL", "crc32", "crc32_clmul", "crc32_table", "crc32c"]
 
 _jit = njit(cache=True, nogil=True)  # nogil: Python calls crc32 too, from decoding threads
 _jit_inline = njit(cache=True, inline="always")
@@ -333,3 +334,52 @@ def crc32_table(buf, start, end):
 
 #: What the kernels call. Only the chosen implementation is ever compiled.
 crc32 = crc32_clmul if HAS_CLMUL else crc32_table
+
+
+# --- CRC-32C (v2 batches), by the crc32c package's function --------------------------------
+
+
+def _find_crc32c() -> int:
+    """The address of the crc32c package's hardware CRC-32C, ``uint32 f(uint32 crc, const
+    uint8 *data, size_t n)`` without the initial and final inversion. The symbol is not the
+    package's API, so it is used only when it gives CRC-32C's check value; 0 otherwise, and
+    batches take the Python path (``crc32c.crc32c``)."""
+    try:
+        import crc32c
+        import crc32c._crc32c as extension
+
+        if not crc32c.hardware_based:  # the function would be an illegal instruction
+            return 0
+        fn = ctypes.CDLL(extension.__file__)._crc32c_hw_adler
+    except (ImportError, OSError, AttributeError):
+        return 0
+    fn.restype = ctypes.c_uint32
+    fn.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t]
+    if fn(0xFFFFFFFF, b"123456789", 9) ^ 0xFFFFFFFF != 0xE3069283:
+        return 0
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0
+
+
+#: Address of the CRC-32C function :func:`crc32c` calls, or 0 where there is none.
+CRC32C_FUNCTION: int = _find_crc32c()
+
+
+@intrinsic
+def _call_crc32c(typingctx, fn, crc, address, n):
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(_I32, [_I32, _I8.as_pointer(), ir.IntType(64)])
+        callee = builder.inttoptr(args[0], fnty.as_pointer())
+        result = builder.call(
+            callee,
+            [builder.trunc(args[1], _I32), builder.inttoptr(args[2], _I8.as_pointer()), args[3]],
+        )
+        return builder.zext(result, ir.IntType(64))
+
+    return types.int64(fn, crc, address, n), codegen
+
+
+@_jit
+def crc32c(fn, buf, start, end):
+    """CRC-32C of the bytes at ``buf + start:end`` by the function at ``fn``
+    (:data:`CRC32C_FUNCTION`)."""
+    return _call_crc32c(fn, np.int64(0xFFFFFFFF), buf + start, end - start) ^ np.int64(0xFFFFFFFF)

@@ -17,6 +17,7 @@ import struct
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import lz4.frame
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -168,9 +169,9 @@ headers = st.lists(st.tuples(header_keys, payloads), max_size=3)
 
 
 @st.composite
-def v2_batch(draw, base_offset: int) -> tuple[bytes, int]:
+def v2_batch(draw, base_offset: int, codecs=V2_CODECS) -> tuple[bytes, int]:
     n = draw(st.integers(0, 6))
-    codec = draw(st.sampled_from(V2_CODECS))
+    codec = draw(st.sampled_from(codecs))
     if codec and n == 0:
         n = 1
     deltas = draw(st.lists(st.integers(-5000, 5000), min_size=n, max_size=n))
@@ -206,9 +207,9 @@ def v2_batch(draw, base_offset: int) -> tuple[bytes, int]:
 
 
 @st.composite
-def legacy_entry(draw, base_offset: int) -> tuple[bytes, int]:
+def legacy_entry(draw, base_offset: int, codecs=LEGACY_CODECS) -> tuple[bytes, int]:
     magic = draw(st.sampled_from((0, 1)))
-    codec = draw(st.sampled_from(LEGACY_CODECS))
+    codec = draw(st.sampled_from(codecs))
     ts_type = draw(st.sampled_from((0, 1))) if magic else 0
 
     def ts():
@@ -377,6 +378,188 @@ def test_damaged_sets_fail_as_the_reference_does(data, verify_crc, errors):
     """Mutated bytes: the same rows, the same errors (class, position, base offset) raised
     or reported, and never anything but a KafkaFormatError from the fast path."""
     assert_same(data, verify_crc=verify_crc, errors=errors, include_headers=True)
+
+
+# --- v0/v1 LZ4 wrappers, decompressed by the kernel (kernel_lz4) --------------------------------
+
+
+@st.composite
+def lz4_sets(draw) -> bytes:
+    """v0/v1 LZ4 wrappers and v2 LZ4 batches."""
+    parts = []
+    offset = draw(st.integers(0, 10**6))
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.booleans()):
+            data, used = draw(legacy_entry(offset, codecs=(3,)))
+        else:
+            data, used = draw(v2_batch(offset, codecs=(3,)))
+        parts.append(data)
+        offset += used
+    return b"".join(parts)
+
+
+def _lz4_wrapper(inner_values: list[bytes], magic: int, frame) -> bytes:
+    inner = b"".join(
+        build_legacy_message(offset=i, value=v, magic=magic, timestamp=TS0 if magic else None)
+        for i, v in enumerate(inner_values)
+    )
+    return build_legacy_message(
+        offset=len(inner_values) - 1,
+        value=frame(inner),
+        magic=magic,
+        timestamp=TS0 if magic else None,
+        codec=3,
+    )
+
+
+def _lz4_batch(values: list[bytes], frame, count: int | None = None) -> bytes:
+    return build_record_batch(
+        compressed_payload=frame(build_records([{"value": v} for v in values])),
+        records_count=len(values) if count is None else count,
+        last_offset_delta=len(values) - 1,
+        codec=3,
+    )
+
+
+def _kafka_lz4(magic: int):
+    return lambda data: compress(3, data, magic=magic, kafka08_checksum=magic == 0)
+
+
+def test_lz4_wrappers_never_take_the_python_path(monkeypatch):
+    from kafka_format.runtime import kernel_lz4
+
+    assert kernel_lz4.LZ4_DECOMPRESS  # python-lz4's extension exports the LZ4 library
+    data = b"".join(
+        _lz4_wrapper([bytes([m, i % 256]) * (50 + i) for i in range(300)], m, _kafka_lz4(m))
+        for m in (0, 1)
+    )
+    want = reference(data, include_headers=True)
+
+    def refuse(*args):
+        raise AssertionError("a Kafka-style LZ4 wrapper reached the Python path")
+
+    monkeypatch.setattr(columnar, "_prepare_wrapper", refuse)
+    got = fast(data, include_headers=True)
+    assert got.error is None and got.table.num_rows == 600
+    assert got.table.equals(want.table)
+
+
+def test_v2_lz4_batches_never_take_the_python_path(monkeypatch):
+    from kafka_format.runtime import kernel_crc
+
+    assert kernel_crc.CRC32C_FUNCTION  # the crc32c package's hardware function
+    data = _lz4_batch([b"%d" % i * 40 for i in range(500)], _kafka_lz4(2)) * 2
+    want = reference(data, include_headers=True)
+
+    def refuse(*args):
+        raise AssertionError("a Kafka-style v2 LZ4 batch reached the Python path")
+
+    monkeypatch.setattr(columnar, "_prepare_v2", refuse)
+    for verify_crc in (True, False):
+        got = fast(data, include_headers=True, verify_crc=verify_crc)
+        assert got.error is None and got.table.equals(want.table)
+
+
+def test_without_the_crc32c_function_v2_lz4_batches_take_the_python_path(monkeypatch):
+    from kafka_format.runtime import kernel_crc
+
+    data = _lz4_batch([b"%d" % i * 40 for i in range(500)], _kafka_lz4(2))
+    bad = bytearray(data)
+    bad[-3] ^= 1
+    monkeypatch.setattr(kernel_crc, "CRC32C_FUNCTION", 0)
+    calls = []
+    prepare = columnar._prepare_v2
+    monkeypatch.setattr(columnar, "_prepare_v2", lambda *a: calls.append(1) or prepare(*a))
+    assert assert_same(data).table.num_rows == 500
+    assert assert_same(bytes(bad)).error[0] == "CrcMismatchError"
+    assert calls
+
+
+def test_a_v2_record_count_that_cannot_fit_is_worded_as_the_python_path():
+    data = _lz4_batch([b"a"] * 10, _kafka_lz4(2), count=100_000)
+    got = fast(data)
+    assert got.error == reference(data).error and got.error[0] == "CorruptBatchError"
+    with pytest.raises(kf.CorruptBatchError, match="record count 100000 cannot fit"):
+        columnar.read_table(data)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sets=lz4_sets(),
+    verify_crc=st.booleans(),
+    errors=st.sampled_from(("strict", "skip")),
+    damage=st.data(),
+)
+def test_damaged_lz4_sets_fail_as_the_reference_does(sets, verify_crc, errors, damage):
+    """Bytes changed anywhere, mostly inside the LZ4 values: without CRCs to catch it, the
+    kernel meets blocks that do not decode and frames that are not plain."""
+    data = bytearray(sets)
+    for _ in range(damage.draw(st.integers(1, 3))):
+        at = damage.draw(st.integers(0, len(data) - 1))
+        data[at] ^= 1 << damage.draw(st.integers(0, 7))
+    assert_same(bytes(data), verify_crc=verify_crc, errors=errors)
+
+
+def test_a_block_that_does_not_decode_gets_python_lz4s_error(monkeypatch):
+    import numpy as np
+
+    from kafka_format.runtime import kernel_lz4
+
+    values = [bytes(range(i, i + 40)) * 3 for i in range(100)]
+    good = _lz4_wrapper(values, 1, _kafka_lz4(1))
+    start = good.find(b"\x04\x22\x4d\x18")
+    # Damage inside a block: the frame stays plain (the kernel takes it), the block fails.
+    for at in range(start + 11, len(good) - 8):
+        bad = bytearray(good)
+        bad[at] ^= 0xFF
+        buf = np.frombuffer(bytes(bad), np.uint8)
+        plain = kernel_lz4.frame_capacity(buf.ctypes.data, start, len(bad), True) >= 0
+        try:
+            lz4.frame.decompress(bytes(bad[start:]))
+        except RuntimeError:
+            if plain:
+                break
+    else:
+        raise AssertionError("no damage python-lz4 refuses in a frame that stays plain")
+    data = bytes(bad)
+    want = reference(data, verify_crc=False)
+    with pytest.raises(kf.DecompressionError) as reference_error:
+        reference_read_table(data, verify_crc=False)
+    monkeypatch.setattr(columnar, "_prepare_wrapper", None)  # the kernel's path only
+    got = fast(data, verify_crc=False)
+    assert got.error == want.error and got.error[0] == "DecompressionError"
+    with pytest.raises(kf.DecompressionError) as fast_error:
+        columnar.read_table(data, verify_crc=False)
+    assert str(fast_error.value) == str(reference_error.value)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        lambda d: lz4.frame.compress(d, block_linked=True, store_size=False),
+        lambda d: lz4.frame.compress(d, block_linked=False, content_checksum=True),
+        lambda d: lz4.frame.compress(d, block_linked=False, block_checksum=True),
+    ],
+    ids=["linked", "content-checksum", "block-checksum"],
+)
+@pytest.mark.parametrize("magic", [1, 2])
+def test_lz4_frames_the_kernel_leaves_to_python(frame, magic):
+    values = [b"v%d" % i * 30 for i in range(200)]
+    data = _lz4_wrapper(values, 1, frame) if magic == 1 else _lz4_batch(values, frame)
+    assert assert_same(data).table.num_rows == 200
+
+
+@pytest.mark.parametrize("magic", [1, 2])
+def test_lz4_bound_and_crc_as_the_reference(magic):
+    values = [b"x" * 1000] * 100
+    frame = _kafka_lz4(magic)
+    data = _lz4_wrapper(values, 1, frame) if magic == 1 else _lz4_batch(values, frame)
+    outcome = assert_same(data, max_decompressed_bytes=50_000)
+    assert outcome.error[0] == "DecompressionLimitError"
+    bad = bytearray(data)
+    bad[-5] ^= 0x10
+    outcome = assert_same(bytes(bad))
+    assert outcome.error[0] == "CrcMismatchError"
 
 
 def test_crc_mismatch_raises_or_is_skipped():

@@ -73,3 +73,17 @@ def test_tables_read_nothing_outside_the_span(data, start):
     start = min(start, len(data))
     buf = np.frombuffer(data or b"\0", np.uint8)
     assert kernel_crc.crc32_table(buf.ctypes.data, start, len(data)) == zlib.crc32(data[start:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=5000), start=st.integers(0, 20))
+def test_crc32c_by_address_is_the_packages(data, start):
+    """The crc32c package's hardware function, called by the kernels by address, against the
+    package's own ``crc32c`` (and so RFC 3720's CRC-32C)."""
+    import crc32c
+
+    assert kernel_crc.CRC32C_FUNCTION  # this machine's CPU has SSE 4.2
+    start = min(start, len(data))
+    buf = np.frombuffer(data + b"\0", np.uint8)
+    fn = kernel_crc.CRC32C_FUNCTION
+    assert kernel_crc.crc32c(fn, buf.ctypes.data, start, len(data)) == crc32c.crc32c(data[start:])
