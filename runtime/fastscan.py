@@ -465,7 +465,7 @@ def decode_sections(
             else:
                 status, err_pos, arg, arg2 = _decode_one(
                     scratch_address,
-                    0,
+                    start,  # 0, typed as the other call's (a literal 0 compiles a second copy)
                     written,
                     sec,
                     rec_i64,
@@ -495,7 +495,7 @@ def decode_sections(
             else:
                 status, err_pos, arg, arg2 = _decode_inner(
                     scratch_address,
-                    0,
+                    start,  # 0, typed as the other call's (a literal 0 compiles a second copy)
                     written,
                     sec,
                     rec_i64,

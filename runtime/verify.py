@@ -186,9 +186,14 @@ class VerifyReport:
         parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
         errors, warnings = len(self.errors), len(self.warnings)
         return (
-            f"Checked {len(files)} files ({parts}; {batches} batches, {records} records): "
-            f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+            f"Checked {_count(len(files), 'file')} ({parts}; {_count(batches, 'batch')}, "
+            f"{_count(records, 'record')}): "
+            f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
         )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 # --- the log ----------------------------------------------------------------------------------

@@ -388,6 +388,20 @@ def test_single_files(copy):
     assert verify_paths([d / name(txn_seg.base, "txnindex")]).ok
 
 
+def test_summary_counts_in_words(copy):
+    d, w = copy
+    seg = w.segments[0]
+    one = verify_paths([d / name(seg.base, "log")])
+    batches = one.files[0].counts["batches"]
+    records = one.files[0].counts["records"]
+    plural = "batch" if batches == 1 else "batches"
+    assert one.summary() == (
+        f"Checked 1 file (1 log; {batches} {plural}, {records} records): 0 errors, 0 warnings"
+    )
+    two = verify_paths([d / name(seg.base, "index"), d / name(seg.base, "timeindex")])
+    assert two.summary().startswith("Checked 2 files (1 index, 1 timeindex; 0 batches, 0 records)")
+
+
 def test_corpus_partition_verifies(tmp_path):
     # A 0.10 broker's magic-1 segment and its .timeindex: one entry (1490069445180, 5), the
     # largest timestamp, at the last message. There is no .index: a warning, not an error.
