@@ -32,6 +32,7 @@ from numba import njit
 from .addresses import address_of, be16, be32, be32u, be64, memcpy, store_u8, u8
 from .kernel_crc import crc32 as _crc32
 from .kernel_lz4 import decode_frames
+from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD, V2_BATCH_HEADER
 
 # --- frame table (scan_frames) ----------------------------------------------------------------
 
@@ -53,12 +54,12 @@ SCAN_END = 0  # no whole frame left: what remains (if anything) is a truncated t
 SCAN_FRAMING_ERROR = 1  # a length below the minimum at the returned position
 SCAN_BUDGET = 2  # stopped at a budget; more frames may follow
 
-_LOG_OVERHEAD = 12  # mirrors sizes.LOG_OVERHEAD
+_LOG_OVERHEAD = LOG_OVERHEAD
 _UP_TO_MAGIC = 17
-_MIN_FRAME_LENGTH = 14
-_V2_HEADER = 61  # mirrors sizes.V2_BATCH_HEADER
-_LEGACY_MIN_SIZE_V0 = 14
-_LEGACY_MIN_SIZE_V1 = 22
+_MIN_FRAME_LENGTH = LEGACY_RECORD_OVERHEAD[0]
+_V2_HEADER = V2_BATCH_HEADER
+_LEGACY_MIN_SIZE_V0 = LEGACY_RECORD_OVERHEAD[0]
+_LEGACY_MIN_SIZE_V1 = LEGACY_RECORD_OVERHEAD[1]
 
 # --- sections (decode_sections) ---------------------------------------------------------------
 

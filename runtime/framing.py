@@ -24,12 +24,12 @@ from typing import BinaryIO
 
 from .errors import FramingError
 from .model import TruncatedTail
-from .sizes import LOG_OVERHEAD
+from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD
 
 HEADER_SIZE_UP_TO_MAGIC = 17
 MAGIC_OFFSET = 16
 #: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.
-MIN_FRAME_LENGTH = 14
+MIN_FRAME_LENGTH = LEGACY_RECORD_OVERHEAD[0]
 _STREAM_CHUNK = 1 << 20
 
 _HEADER = struct.Struct(">qi")

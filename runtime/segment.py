@@ -47,13 +47,20 @@ from .framing import Frame, iter_frames
 from .indexes import OffsetIndex, OffsetPosition, TimeIndex, timestamp_scan_start
 from .logfiles import FileKind, parse_partition_dir_name, parse_segment_file_name
 from .model import Batch, Record
+from .sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
 from .snapshot import ProducerSnapshot, read_producer_snapshot
 from .sources import LogInput
 from .txnindex import AbortedTxn, TransactionIndex
 
+_KEY_VALUE_LENGTHS = 8
+
 #: Bytes a reader must look at to know a batch's offsets and max timestamp, per magic
-#: (frame header + v0/v1 message header up to the timestamp; the whole v2 batch header).
-HEADER_BYTES = {0: 18, 1: 26, 2: 61}
+#: (frame header + v0/v1 message header up to the timestamp, without the key and value
+#: lengths; the whole v2 batch header): 18, 26, 61.
+HEADER_BYTES = {
+    **{magic: size - _KEY_VALUE_LENGTHS for magic, size in LEGACY_MESSAGE_HEADER.items()},
+    2: V2_BATCH_HEADER,
+}
 
 
 @dataclass(slots=True, frozen=True)

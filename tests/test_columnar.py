@@ -475,6 +475,23 @@ def test_without_the_crc32c_function_v2_lz4_batches_take_the_python_path(monkeyp
     assert calls
 
 
+def test_without_the_lz4_function_every_lz4_section_takes_the_python_path(monkeypatch):
+    from kafka_format.runtime import kernel_lz4
+
+    data = _lz4_wrapper([b"w%d" % i * 20 for i in range(300)], 1, _kafka_lz4(1)) + _lz4_batch(
+        [b"b%d" % i * 20 for i in range(300)], _kafka_lz4(2)
+    )
+    monkeypatch.setattr(kernel_lz4, "LZ4_DECOMPRESS", 0)
+    calls = []
+    for name in ("_prepare_wrapper", "_prepare_v2"):
+        prepare = getattr(columnar, name)
+        monkeypatch.setattr(
+            columnar, name, lambda *a, name=name, f=prepare: calls.append(name) or f(*a)
+        )
+    assert assert_same(data, include_headers=True).table.num_rows == 600
+    assert sorted(calls) == ["_prepare_v2", "_prepare_wrapper"]
+
+
 def test_a_v2_record_count_that_cannot_fit_is_worded_as_the_python_path():
     data = _lz4_batch([b"a"] * 10, _kafka_lz4(2), count=100_000)
     got = fast(data)
