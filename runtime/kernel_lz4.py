@@ -153,6 +153,8 @@ def decode_frames(fn, buf, start, end, dst, capacity):
                 break
             if size & _UNCOMPRESSED:
                 size &= _UNCOMPRESSED - 1
+                if size > capacity - at:  # planned frames fit; this guards the scratch anyway
+                    return -1
                 memcpy(dst + at, buf + p, size)
                 at += size
             else:

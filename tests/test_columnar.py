@@ -13,6 +13,7 @@ wrapper); there the fast path must raise a CorruptBatchError instead.
 from __future__ import annotations
 
 import io
+import random
 import struct
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -490,6 +491,32 @@ def test_without_the_lz4_function_every_lz4_section_takes_the_python_path(monkey
         )
     assert assert_same(data, include_headers=True).table.num_rows == 600
     assert sorted(calls) == ["_prepare_v2", "_prepare_wrapper"]
+
+
+def test_the_frame_decoder_never_writes_past_its_capacity():
+    import numpy as np
+
+    from kafka_format.runtime import kernel_lz4
+
+    data = random.Random(8).randbytes(150_000)  # incompressible: stored blocks
+    frame = compress(3, data, magic=2)
+    src = np.frombuffer(frame, np.uint8)
+    capacity = kernel_lz4.frame_capacity(src.ctypes.data, 0, len(frame), True)
+    assert capacity == len(data)
+    fn = kernel_lz4.LZ4_DECOMPRESS
+    for room in (capacity, capacity - 1, 70_000, 0):
+        dst = np.full(capacity + 64, 0xAB, np.uint8)
+        n = kernel_lz4.decode_frames(fn, src.ctypes.data, 0, len(frame), dst.ctypes.data, room)
+        assert n == (capacity if room == capacity else -1)
+        assert (dst[room:] == 0xAB).all()  # nothing written past the room given
+        if n > 0:
+            assert dst[:n].tobytes() == data
+    text = compress(3, b"kafka " * 50_000, magic=2)  # compressed blocks
+    src = np.frombuffer(text, np.uint8)
+    capacity = kernel_lz4.frame_capacity(src.ctypes.data, 0, len(text), True)
+    dst = np.full(capacity + 64, 0xAB, np.uint8)
+    n = kernel_lz4.decode_frames(fn, src.ctypes.data, 0, len(text), dst.ctypes.data, 1000)
+    assert n == -1 and (dst[1000:] == 0xAB).all()
 
 
 def test_a_v2_record_count_that_cannot_fit_is_worded_as_the_python_path():
