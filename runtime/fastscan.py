@@ -452,7 +452,7 @@ def decode_sections(
             status, err_pos, arg, arg2 = _decode_inner(
                 buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur
             )
-        elif fmt == FORMAT_V2_LZ4:
+        else:  # FORMAT_V2_LZ4, FORMAT_LZ4_WRAPPER: decompressed into the scratch first
             written = decode_frames(
                 lz4_fn,
                 buf,
@@ -461,12 +461,14 @@ def decode_sections(
                 scratch_address,
                 min(end, scratch_room),  # never past the scratch, whatever the caller sized
             )
-            if written < 0 or sec[S_COUNT] > written // 7 + 1:
+            # ``start`` is 0 here: passed as the other calls pass it, as a literal 0 would
+            # make numba compile a second copy of each decoder.
+            if written < 0 or (fmt == FORMAT_V2_LZ4 and sec[S_COUNT] > written // 7 + 1):
                 status, err_pos, arg, arg2 = E_LZ4, start, 0, 0
-            else:
+            elif fmt == FORMAT_V2_LZ4:
                 status, err_pos, arg, arg2 = _decode_one(
                     scratch_address,
-                    start,  # 0, typed as the other call's (a literal 0 compiles a second copy)
+                    start,
                     written,
                     sec,
                     rec_i64,
@@ -482,21 +484,10 @@ def decode_sections(
                     cur,
                     want_headers,
                 )
-        else:
-            written = decode_frames(
-                lz4_fn,
-                buf,
-                sec[S_PAYLOAD_START],
-                sec[S_PAYLOAD_END],
-                scratch_address,
-                min(end, scratch_room),  # never past the scratch, whatever the caller sized
-            )
-            if written < 0:
-                status, err_pos, arg, arg2 = E_LZ4, start, 0, 0
             else:
                 status, err_pos, arg, arg2 = _decode_inner(
                     scratch_address,
-                    start,  # 0, typed as the other call's (a literal 0 compiles a second copy)
+                    start,
                     written,
                     sec,
                     rec_i64,
