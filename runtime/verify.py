@@ -300,16 +300,7 @@ def scan_log(
                             base_offset=batch.base_offset,
                         ),
                     )
-                info = BatchInfo(
-                    position=batch.position,
-                    size=batch.size,
-                    base_offset=batch.first_offset,
-                    last_offset=batch.last_offset,
-                    max_timestamp=batch.max_timestamp,
-                    producer_id=batch.producer_id,
-                    is_control=batch.is_control,
-                    control_type=None,
-                )
+                info = _batch_info(batch)
                 _check_batch_offsets(
                     report, batch, last_batch, base_offset, next_base_offset, in_segment
                 )
@@ -387,6 +378,90 @@ def scan_log(
     report.counts.update(batches=len(scanned.batches), records=records, bytes=scanned.size)
     scanned.index()
     return scanned
+
+
+def scan_headers(path: Path, *, progress: Progress | None = None) -> ScannedLog:
+    """The batches of a log file from their headers alone, no records decoded: what the offset
+    index checks need (positions, sizes, last offsets), read as ``kafka-dump-log`` reads a log
+    for an index. A v0/v1 wrapper's ``base_offset`` is its stored (last inner) offset and every
+    ``max_timestamp`` the header's; :func:`decode_max_timestamps` gives the records' for the
+    batches that need them. Damage is not reported: reading stops where framing fails."""
+    scanned = ScannedLog(path, path.stat().st_size)
+    if progress is not None:
+        progress.begin_file(scanned.size)
+    name = str(path)
+    with LogInput(name, path=path).open() as view:
+        try:
+            for frame in iter_frames(view, file=name, tails=[]):
+                scanned.end = frame.position + frame.size
+                if progress is not None:
+                    progress.at(scanned.end)
+                try:
+                    batch = read_header(frame, file=name)
+                except KafkaFormatError:
+                    continue
+                scanned.batches.append(_batch_info(batch))
+        except FramingError:
+            pass
+    scanned.index()
+    return scanned
+
+
+def decode_max_timestamps(scanned: ScannedLog, batches: Iterable[BatchInfo]) -> None:
+    """Decode ``batches`` of a :func:`scan_headers` log and set their ``max_timestamp`` and
+    ``base_offset`` from their records, as :func:`scan_log` sets them (Kafka's dump tool, too,
+    decodes only the batch an index entry points at)."""
+    wanted = {id(b): b for b in batches}
+    if not wanted:
+        return
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .columnar import read_table  # numba: only where records are wanted
+
+    name = str(scanned.path)
+    options = ReadOptions(verify_crc="report")
+    with LogInput(name, path=scanned.path).open() as view:
+        for info in wanted.values():
+            if not info.is_control:  # the fast path; control records are no data rows
+                try:
+                    table = read_table(
+                        view[info.position : info.position + info.size],
+                        verify_crc=False,
+                        threads=1,
+                    )
+                except KafkaFormatError:
+                    continue
+                if table.num_rows:
+                    largest = pc.max(table.column("timestamp").cast(pa.int64())).as_py()
+                    if largest is not None:
+                        info.max_timestamp = largest // 1000
+                    info.base_offset = table.column("offset")[0].as_py()
+                continue
+            frame = next(iter_frames(view, file=name, start=info.position, tails=[]), None)
+            if frame is None:
+                continue
+            try:
+                batch = read_batch(frame, options, file=name)
+            except KafkaFormatError:
+                continue
+            stamps = [r.timestamp for r in batch.records if r.timestamp is not None]
+            if stamps:
+                info.max_timestamp = max(stamps)
+            info.base_offset = batch.first_offset
+
+
+def _batch_info(batch: Batch) -> BatchInfo:
+    return BatchInfo(
+        position=batch.position,
+        size=batch.size,
+        base_offset=batch.first_offset,
+        last_offset=batch.last_offset,
+        max_timestamp=batch.max_timestamp,
+        producer_id=batch.producer_id,
+        is_control=batch.is_control,
+        control_type=None,
+    )
 
 
 def _check_batch_offsets(
