@@ -383,7 +383,25 @@ def decode_sections(
         mark4 = cur[4]
         mark5 = cur[5]
         fmt = sec[S_FORMAT]
-        if fmt == FORMAT_V2:
+        status, err_pos, arg, arg2 = E_OK, end, 0, 0
+        if fmt in (FORMAT_V2_LZ4, FORMAT_LZ4_WRAPPER):
+            # Decompressed into the scratch first, then read as FORMAT_V2 or FORMAT_INNER
+            # from there; ``start`` is 0.
+            written = decode_frames(
+                lz4_fn,
+                buf,
+                sec[S_PAYLOAD_START],
+                sec[S_PAYLOAD_END],
+                scratch_address,
+                min(end, scratch_room),  # never past the scratch, whatever the caller sized
+            )
+            if written < 0 or (fmt == FORMAT_V2_LZ4 and sec[S_COUNT] > written // 7 + 1):
+                status, err_pos = E_LZ4, start
+            buf = scratch_address
+            end = written
+        if status != E_OK:
+            pass
+        elif fmt in (FORMAT_V2, FORMAT_V2_LZ4):
             status, err_pos, arg, arg2 = _decode_one(
                 buf,
                 start,
@@ -448,56 +466,10 @@ def decode_sections(
                     cur[0] = row + 1
                     cur[1] = kb
                     cur[2] = vb
-        elif fmt == FORMAT_INNER:
+        else:  # FORMAT_INNER, FORMAT_LZ4_WRAPPER
             status, err_pos, arg, arg2 = _decode_inner(
                 buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur
             )
-        else:  # FORMAT_V2_LZ4, FORMAT_LZ4_WRAPPER: decompressed into the scratch first
-            written = decode_frames(
-                lz4_fn,
-                buf,
-                sec[S_PAYLOAD_START],
-                sec[S_PAYLOAD_END],
-                scratch_address,
-                min(end, scratch_room),  # never past the scratch, whatever the caller sized
-            )
-            # ``start`` is 0 here: passed as the other calls pass it, as a literal 0 would
-            # make numba compile a second copy of each decoder.
-            if written < 0 or (fmt == FORMAT_V2_LZ4 and sec[S_COUNT] > written // 7 + 1):
-                status, err_pos, arg, arg2 = E_LZ4, start, 0, 0
-            elif fmt == FORMAT_V2_LZ4:
-                status, err_pos, arg, arg2 = _decode_one(
-                    scratch_address,
-                    start,
-                    written,
-                    sec,
-                    rec_i64,
-                    ts_type,
-                    off32,
-                    valid,
-                    key_data,
-                    value_data,
-                    hoff,
-                    hvalid,
-                    hkey_data,
-                    hvalue_data,
-                    cur,
-                    want_headers,
-                )
-            else:
-                status, err_pos, arg, arg2 = _decode_inner(
-                    scratch_address,
-                    start,
-                    written,
-                    sec,
-                    rec_i64,
-                    ts_type,
-                    off32,
-                    valid,
-                    key_data,
-                    value_data,
-                    cur,
-                )
         if status == E_ROOM:
             cur[0] = mark0
             cur[1] = mark1
