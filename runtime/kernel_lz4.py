@@ -9,7 +9,8 @@ each into a scratch buffer that stays in the cache while its records are decoded
 
 The blocks are decoded by ``LZ4_decompress_safe``, the LZ4 library's own function, called by
 address: python-lz4's extension exports the library it bundles; the system's ``liblz4`` is the
-second choice. Without either, :data:`LZ4_DECOMPRESS` is 0 and wrappers take the Python path.
+second choice, each used only if it decodes a block python-lz4 wrote. Without either,
+:data:`LZ4_DECOMPRESS` is 0 and LZ4 wrappers and batches take the Python path.
 
 Only the plain frame is handled: FLG 0x60 (version 01, independent blocks, no checksums, no
 content size, no dictionary), block sizes up to 4 MiB, as ``codecs._unlz4_blocks`` takes it.
@@ -48,8 +49,12 @@ _kernel = njit(cache=True, nogil=True)
 
 
 def _find_decompress() -> int:
+    """The first ``LZ4_decompress_safe`` that decodes a block python-lz4 wrote, or 0."""
+    import lz4.block
     import lz4.block._block as bundled
 
+    sample = b"kafka-format " * 20
+    block = lz4.block.compress(sample, store_size=False)
     for path in (bundled.__file__, ctypes.util.find_library("lz4")):
         if not path:
             continue
@@ -57,7 +62,11 @@ def _find_decompress() -> int:
             fn = ctypes.CDLL(path).LZ4_decompress_safe
         except (OSError, AttributeError):
             continue
-        return ctypes.cast(fn, ctypes.c_void_p).value or 0
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        out = ctypes.create_string_buffer(len(sample))
+        if fn(block, out, len(block), len(sample)) == len(sample) and out.raw == sample:
+            return ctypes.cast(fn, ctypes.c_void_p).value or 0
     return 0
 
 
