@@ -121,6 +121,17 @@ def bench_cases(records: int, repeat: int, peer_repeat: int, log) -> list[tuple]
             bare = Timing("bare", rs.records, seconds, size)
             n, seconds = best_of(lambda data=rs.data: readers.ours_unchecked(data), repeat)
             unchecked = Timing("ours, CRCs not checked", n, seconds, size)
+            # A second round of ours and of bare decompression, seconds after the first: on a
+            # shared machine a busy spell can last through one round's five runs, and it slows
+            # two decoding threads more than one. Each keeps its best of both rounds.
+            ours = timings[0]
+            if ours.seconds == ours.seconds:
+                _, again = best_of(lambda data=rs.data: readers.ours(data), repeat)
+                timings[0] = Timing(ours.reader, ours.records, min(ours.seconds, again), size)
+            _, again = best_of(
+                lambda p=payload, c=codec, k=rs.copies: readers.bare_decompress(c, p, k), repeat
+            )
+            bare = Timing("bare", rs.records, min(bare.seconds, again), size)
         rows.append((rs, timings, bare, unchecked))
         log(
             f"  {rs.name}: "
@@ -233,7 +244,8 @@ def render(args, machine, rows, compile_result, memory, spark_rows, peers_note) 
         f"Written by `bench/run.py` ({'quick smoke run' if args.quick else 'full run'}): "
         f"{args.records} records a case, 100-byte values, a short key, one header on v2, "
         f"1000 records a batch (v0/v1 compressed: 1000 messages a wrapper). Best of "
-        f"{args.repeat} runs for ours and bare decompression, {args.peer_repeat} for the "
+        f"{args.repeat} runs for ours and bare decompression (compressed cases: of two "
+        f"rounds of {args.repeat}, seconds apart), {args.peer_repeat} for the "
         "peers. Every reader checks CRCs and touches key, value, headers, offset and timestamp "
         "of every record; ours yields Arrow record batches (`iter_arrow_batches`, "
         "headers included) and uses its default two decoding threads in the one process "
