@@ -79,9 +79,11 @@ from .whatif import (
 )
 
 __all__ = [
+    "CODEC_JSON_FIELDS",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_SAMPLE",
     "LEGACY_MESSAGE_HEADER",
+    "MAGIC_JSON_FIELDS",
     "V2_BATCH_HEADER",
     "WHAT_IF_CODECS",
     "CodecStats",
@@ -105,6 +107,25 @@ _TS_NAMES = {int(t): t.label for t in TimestampType}
 # --- results ----------------------------------------------------------------------------------
 
 
+#: (JSON name, attribute) of MagicStats and CodecStats: ``as_json`` and Spark's columns.
+MAGIC_JSON_FIELDS = (
+    ("batches", "batches"),
+    ("records", "records"),
+    ("bytes", "bytes"),
+    ("batchHeaderBytes", "batch_header_bytes"),
+    ("messageHeaderBytes", "message_header_bytes"),
+    ("recordFramingBytes", "record_framing_bytes"),
+    ("payloadBytes", "payload_bytes"),
+)
+CODEC_JSON_FIELDS = (
+    ("batches", "batches"),
+    ("records", "records"),
+    ("bytes", "bytes"),
+    ("compressedBytes", "compressed_bytes"),
+    ("uncompressedBytes", "uncompressed_bytes"),
+)
+
+
 @dataclass(slots=True)
 class MagicStats:
     """The data batches of one magic: counts, bytes on disk, and the uncompressed breakdown."""
@@ -121,15 +142,7 @@ class MagicStats:
         _add_fields(self, other)
 
     def as_json(self) -> dict[str, int]:
-        return {
-            "batches": self.batches,
-            "records": self.records,
-            "bytes": self.bytes,
-            "batchHeaderBytes": self.batch_header_bytes,
-            "messageHeaderBytes": self.message_header_bytes,
-            "recordFramingBytes": self.record_framing_bytes,
-            "payloadBytes": self.payload_bytes,
-        }
+        return {name: getattr(self, attr) for name, attr in MAGIC_JSON_FIELDS}
 
 
 @dataclass(slots=True)
@@ -153,14 +166,9 @@ class CodecStats:
         _add_fields(self, other)
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "batches": self.batches,
-            "records": self.records,
-            "bytes": self.bytes,
-            "compressedBytes": self.compressed_bytes,
-            "uncompressedBytes": self.uncompressed_bytes,
-            "ratio": _round(self.ratio),
-        }
+        out: dict[str, Any] = {name: getattr(self, attr) for name, attr in CODEC_JSON_FIELDS}
+        out["ratio"] = _round(self.ratio)
+        return out
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from ..runtime.codecs import DEFAULT_MAX_BYTES
-from ..runtime.stats import PartitionStats, file_stats
+from ..runtime.stats import CODEC_JSON_FIELDS, MAGIC_JSON_FIELDS, PartitionStats, file_stats
 from ._discovery import discover
 from ._fs import FsRef, locate
 from .compaction import kafka_log_path
@@ -45,22 +45,6 @@ __all__ = ["PARTITION_COLUMNS", "SEGMENT_SCHEMA", "log_stats", "record_stats", "
 _MAGICS = (0, 1, 2)
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 _TS_TYPES = ((-1, "NoTimestampType"), (0, "CreateTime"), (1, "LogAppendTime"))
-_MAGIC_FIELDS = (
-    ("batches", "batches"),
-    ("records", "records"),
-    ("bytes", "bytes"),
-    ("batchHeaderBytes", "batch_header_bytes"),
-    ("messageHeaderBytes", "message_header_bytes"),
-    ("recordFramingBytes", "record_framing_bytes"),
-    ("payloadBytes", "payload_bytes"),
-)
-_CODEC_FIELDS = (
-    ("batches", "batches"),
-    ("records", "records"),
-    ("bytes", "bytes"),
-    ("compressedBytes", "compressed_bytes"),
-    ("uncompressedBytes", "uncompressed_bytes"),
-)
 #: Summed per partition: (column, PartitionStats attribute).
 _SUMS = (
     ("bytes", "bytes"),
@@ -106,9 +90,9 @@ def _segment_arrow_schema() -> pa.Schema:
     ]
     fields += [(name, pa.int64()) for name, _ in _SUMS]
     for m in _MAGICS:
-        fields += [(f"v{m}_{name}", pa.int64()) for name, _ in _MAGIC_FIELDS]
+        fields += [(f"v{m}_{name}", pa.int64()) for name, _ in MAGIC_JSON_FIELDS]
     for c in _CODECS:
-        fields += [(f"{c}_{name}", pa.int64()) for name, _ in _CODEC_FIELDS]
+        fields += [(f"{c}_{name}", pa.int64()) for name, _ in CODEC_JSON_FIELDS]
     for _, t in _TS_TYPES:
         fields += [(f"{t}_records", pa.int64()), (f"{t}_min", pa.int64()), (f"{t}_max", pa.int64())]
     fields += [
@@ -131,11 +115,11 @@ def _segment_row(stats: PartitionStats, source: str) -> dict[str, Any]:
         row[name] = getattr(stats, attr)
     for m in _MAGICS:
         s = stats.magic.get(m)
-        for name, attr in _MAGIC_FIELDS:
+        for name, attr in MAGIC_JSON_FIELDS:
             row[f"v{m}_{name}"] = 0 if s is None else getattr(s, attr)
     for c in _CODECS:
         s = stats.codecs.get(c)
-        for name, attr in _CODEC_FIELDS:
+        for name, attr in CODEC_JSON_FIELDS:
             row[f"{c}_{name}"] = 0 if s is None else getattr(s, attr)
     for _, t in _TS_TYPES:
         r = stats.timestamps.get(t)
@@ -242,9 +226,9 @@ def log_stats(
     keys = ["source", "topic", "partition"]
     sums = [F.sum(name).alias(name) for name, _ in _SUMS]
     for m in _MAGICS:
-        sums += [F.sum(f"v{m}_{name}").alias(f"v{m}_{name}") for name, _ in _MAGIC_FIELDS]
+        sums += [F.sum(f"v{m}_{name}").alias(f"v{m}_{name}") for name, _ in MAGIC_JSON_FIELDS]
     for c in _CODECS:
-        sums += [F.sum(f"{c}_{name}").alias(f"{c}_{name}") for name, _ in _CODEC_FIELDS]
+        sums += [F.sum(f"{c}_{name}").alias(f"{c}_{name}") for name, _ in CODEC_JSON_FIELDS]
     for _, t in _TS_TYPES:
         sums += [
             F.sum(f"{t}_records").alias(f"{t}_records"),
@@ -324,7 +308,7 @@ def _partition_columns() -> list[Column]:
     magic_entries = [
         F.struct(
             F.lit(m).alias("key"),
-            F.struct(*[F.col(f"v{m}_{name}").alias(name) for name, _ in _MAGIC_FIELDS]).alias(
+            F.struct(*[F.col(f"v{m}_{name}").alias(name) for name, _ in MAGIC_JSON_FIELDS]).alias(
                 "value"
             ),
         )
@@ -334,7 +318,7 @@ def _partition_columns() -> list[Column]:
         F.struct(
             F.lit(c).alias("key"),
             F.struct(
-                *[F.col(f"{c}_{name}").alias(name) for name, _ in _CODEC_FIELDS],
+                *[F.col(f"{c}_{name}").alias(name) for name, _ in CODEC_JSON_FIELDS],
                 F.when(
                     F.col(f"{c}_compressedBytes") > 0,
                     F.col(f"{c}_uncompressedBytes") / F.col(f"{c}_compressedBytes"),
