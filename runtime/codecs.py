@@ -26,7 +26,9 @@ The libraries doing the work (zlib, cramjam, python-lz4, zstandard) release the 
 decode; the Python here only walks block headers. LZ4 frames as Kafka's clients write them
 (independent blocks, no checksums, no content size) are decoded block by block by cramjam into
 one buffer; python-lz4 takes every other frame, and any frame the block decoder refuses, so
-that its error messages are the ones reported.
+that its error messages are the ones reported. (The columnar reader decodes snappy and such
+LZ4 frames in its numba kernels, ``kernel_snappy`` and ``kernel_lz4``; what they refuse comes
+back here, whose errors are the ones reported.)
 
 ``decompress`` returns ``bytes``. ``decompress_buffer`` is the bulk reader's variant: it may
 return a ``pyarrow.Buffer`` from Arrow's memory pool instead, which saves the copy into
@@ -287,12 +289,12 @@ def _gunzip(view: memoryview, out: _Output) -> None:
 # snappy -------------------------------------------------------------------------------------
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
-_XERIAL_HEADER_SIZE = 16  # magic(8) + version(4) + compatible version(4)
+XERIAL_HEADER_SIZE = 16  # magic(8) + version(4) + compatible version(4)
 _XERIAL_BLOCK_SIZE = 32 * 1024  # snappy-java's default, which Kafka uses
 _I32 = struct.Struct(">i")
 
 
-_SNAPPY_MAX_EXPANSION = 22
+SNAPPY_MAX_EXPANSION = 22
 
 
 def _unsnappy(view: memoryview, out: _Output) -> None:
@@ -312,7 +314,7 @@ def _unsnappy(view: memoryview, out: _Output) -> None:
         # No snappy element expands more than a 3-byte copy of 64 bytes does, so a block
         # cannot hold more than ~21.4 times its size: refuse a lying preamble before
         # allocating what it claims.
-        if size > _SNAPPY_MAX_EXPANSION * len(block) + 32:
+        if size > SNAPPY_MAX_EXPANSION * len(block) + 32:
             raise DecompressionError(
                 f"snappy: block of {len(block)} bytes declares {size} uncompressed bytes, "
                 "more than snappy can encode in it"
@@ -334,9 +336,9 @@ def _unsnappy(view: memoryview, out: _Output) -> None:
 
 def _xerial_blocks(view: memoryview) -> Iterator[memoryview]:
     n = len(view)
-    if n < _XERIAL_HEADER_SIZE:
+    if n < XERIAL_HEADER_SIZE:
         raise DecompressionError(f"snappy: xerial header truncated ({n} of 16 bytes)")
-    pos = _XERIAL_HEADER_SIZE
+    pos = XERIAL_HEADER_SIZE
     while pos < n:
         if n - pos < 4:
             raise DecompressionError(f"snappy: xerial block length truncated at byte {pos}")

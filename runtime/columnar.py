@@ -15,10 +15,11 @@ the route is different:
 3. A worker thread checks each v2 batch's CRC-32C (``crc32c``), decompresses
    (``codecs.decompress``), and ``fastscan.decode_sections`` (numba, GIL released) decodes the
    chunk's records at once into Arrow buffers from Arrow's memory pool; v0/v1 CRC-32s are
-   checked in the kernel (``kernel_crc``). v0/v1 wrappers and v2 batches compressed with LZ4
-   as Kafka's clients write it never reach Python: ``kernel_lz4`` checks their CRCs and plans
-   their frames in one call, and the decoder decompresses each into a scratch buffer that
-   stays in the cache while its records are read. Two workers, three chunks in flight:
+   checked in the kernel (``kernel_crc``). v0/v1 wrappers and v2 batches compressed with
+   snappy or LZ4 as Kafka's clients write them never reach Python: ``kernel_payloads`` checks
+   their CRCs and plans their payloads in one call, and the decoder decompresses each
+   (``kernel_snappy``, ``kernel_lz4``) into a scratch buffer that stays in the cache while its
+   records are read. Two workers, three chunks in flight:
    decompression and decoding of successive chunks overlap on two cores.
 4. The generator takes chunk results in file order: rows become record batches of at most
    ``batch_rows`` rows; a damaged batch raises (``errors="strict"``), after the rows of the
@@ -57,7 +58,7 @@ import pyarrow as pa
 from crc32c import crc32c
 
 from . import fastscan as fs
-from . import kernel_crc, kernel_lz4
+from . import kernel_crc, kernel_lz4, kernel_payloads, kernel_snappy
 from .batches import ReadOptions, read_batch
 from .codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
@@ -101,7 +102,6 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
 )
 _V2_CRC_START = 21
 _CODEC_MASK = 0x07
-_LZ4 = 3
 _MIN_INNER_ENTRY = 26  # rows to make room for: an inner entry takes at least 12 + 14 bytes
 _TIMESTAMP_TYPE_BIT = 0x08
 _TRANSACTIONAL_BIT = 0x10
@@ -597,8 +597,7 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             | (kinds == _WRAPPER)
             | ((kinds == _FAST) & ((count <= 0) | (count > room // 7 + 1)))
         )
-    if kernel_lz4.LZ4_DECOMPRESS:
-        python &= ~_plan_lz4(sections, kinds, t[wanted, fs.F_ATTR], address, opts)
+    python &= ~_plan_packed(sections, kinds, t[wanted, fs.F_ATTR], address, opts)
     todo = np.flatnonzero(python)
     for k in todo.tolist():
         sec = sections[k]
@@ -636,7 +635,11 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     for k in np.flatnonzero(sections[:, fs.S_STATUS] != fs.E_OK).tolist():
         i = int(frame_of[k])
         sec = sections[k]
-        error = _lz4_error(sec, view, opts) if sec[fs.S_STATUS] == fs.E_LZ4 else _kernel_error(sec)
+        error = (
+            _decompress_error(sec, view, opts)
+            if sec[fs.S_STATUS] == fs.E_DECOMPRESS
+            else _kernel_error(sec)
+        )
         chunk.errors[i] = error.located(
             file=chunk.name,
             position=int(t[i, fs.F_POS]) + chunk.shift,
@@ -686,44 +689,49 @@ def _count_cannot_fit(count: int, size: int) -> CorruptBatchError:
     return CorruptBatchError(f"record count {count} cannot fit in {size} bytes of records")
 
 
-def _plan_lz4(
+def _plan_packed(
     sections: np.ndarray, kinds: np.ndarray, attributes: np.ndarray, address: int, opts: _Options
 ) -> np.ndarray:
-    """The LZ4 wrappers and v2 batches the kernel decompresses itself (``kernel_lz4``): their
-    CRCs checked and their frames planned in one call per kind, without the GIL. True where a
-    section was turned into a FORMAT_LZ4_WRAPPER or FORMAT_V2_LZ4 one; the others take
-    ``_prepare_wrapper`` or ``_prepare_v2``."""
-    lz4 = (attributes & _CODEC_MASK) == _LZ4
+    """The snappy and LZ4 wrappers and v2 batches the kernel decompresses itself
+    (``kernel_payloads``): their CRCs checked and their payloads planned in one call per kind,
+    without the GIL. True where a section was turned into a FORMAT_PACKED_WRAPPER or
+    FORMAT_PACKED_V2 one; the others take ``_prepare_wrapper`` or ``_prepare_v2``."""
+    codecs = attributes & _CODEC_MASK
+    packed = codecs == kernel_payloads.SNAPPY
+    if kernel_lz4.LZ4_DECOMPRESS:
+        packed |= codecs == kernel_payloads.LZ4
     taken = np.zeros(len(kinds), bool)
     room = opts.max_bytes + 1
-    wrappers = np.flatnonzero(lz4 & (kinds == _WRAPPER))
+    wrappers = np.flatnonzero(packed & (kinds == _WRAPPER))
     if len(wrappers):
         plan = np.empty((len(wrappers), 3), np.int64)
-        kernel_lz4.plan_wrappers(
+        kernel_payloads.plan_wrappers(
             address,
             np.ascontiguousarray(sections[wrappers, fs.S_START]),
             np.ascontiguousarray(sections[wrappers, fs.S_END]),
             np.ascontiguousarray(sections[wrappers, fs.S_MAGIC]),
+            codecs[wrappers].astype(np.int64),
             bool(opts.verify_crc),
             room,
             plan,
         )
         ok = plan[:, 2] >= 0
         chosen = wrappers[ok]
-        sections[chosen, fs.S_FORMAT] = fs.FORMAT_LZ4_WRAPPER
-        _point_at_scratch(sections, chosen, plan[ok, 0], plan[ok, 1], plan[ok, 2])
+        sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_WRAPPER
+        _point_at_scratch(sections, chosen, codecs, plan[ok, 0], plan[ok, 1], plan[ok, 2])
         sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
         taken[chosen] = True
-    batches = np.flatnonzero(lz4 & (kinds == _COMPRESSED))
+    batches = np.flatnonzero(packed & (kinds == _COMPRESSED))
     if len(batches) and (kernel_crc.CRC32C_FUNCTION or not opts.verify_crc):
         capacity = np.empty(len(batches), np.int64)
         starts = np.ascontiguousarray(sections[batches, fs.S_START])
         ends = np.ascontiguousarray(sections[batches, fs.S_END])
-        kernel_lz4.plan_batches(
+        kernel_payloads.plan_batches(
             address,
             starts,
             ends,
             np.ascontiguousarray(sections[batches, fs.S_COUNT]),
+            codecs[batches].astype(np.int64),
             bool(opts.verify_crc),
             room,
             kernel_crc.CRC32C_FUNCTION,
@@ -731,33 +739,36 @@ def _plan_lz4(
         )
         ok = capacity >= 0
         chosen = batches[ok]
-        sections[chosen, fs.S_FORMAT] = fs.FORMAT_V2_LZ4
-        _point_at_scratch(sections, chosen, starts[ok], ends[ok], capacity[ok])
+        sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_V2
+        _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
         taken[chosen] = True
     return taken
 
 
-def _point_at_scratch(sections, chosen, payload_start, payload_end, capacity) -> None:
+def _point_at_scratch(sections, chosen, codecs, payload_start, payload_end, capacity) -> None:
     sections[chosen, fs.S_PAYLOAD_START] = payload_start
     sections[chosen, fs.S_PAYLOAD_END] = payload_end
+    sections[chosen, fs.S_CODEC] = codecs[chosen]
     sections[chosen, fs.S_START] = 0
     sections[chosen, fs.S_END] = capacity
 
 
-def _lz4_error(sec: np.ndarray, view: memoryview, opts: _Options) -> KafkaFormatError:
-    """What the Python path raises for a section whose LZ4 blocks the kernel could not decode
-    (python-lz4's own error, so that both paths report alike) or, for a v2 batch, whose record
-    count cannot fit in what they decode to."""
+def _decompress_error(sec: np.ndarray, view: memoryview, opts: _Options) -> KafkaFormatError:
+    """What the Python path raises for a section whose payload the kernel could not
+    decompress (the codec library's own error, so that both paths report alike) or, for a v2
+    batch, whose record count cannot fit in what it decompresses to."""
     value = view[int(sec[fs.S_PAYLOAD_START]) : int(sec[fs.S_PAYLOAD_END])]
     magic = int(sec[fs.S_MAGIC])
+    codec = int(sec[fs.S_CODEC])
     try:
-        payload = decompress_buffer(_LZ4, value, magic=magic, max_bytes=opts.max_bytes)
+        payload = decompress_buffer(codec, value, magic=magic, max_bytes=opts.max_bytes)
     except KafkaFormatError as exc:
         return exc
     count = int(sec[fs.S_COUNT])
     if magic == 2 and count > len(payload) // 7 + 1:
         return _count_cannot_fit(count, len(payload))
-    return DecompressionError("lz4: a block does not decode")
+    # Not reached while the kernels accept what the codec libraries accept (tested).
+    return DecompressionError(f"{resolve_codec(codec, magic=magic).name.lower()}: does not decode")
 
 
 _LEGACY_HEAD = struct.Struct(">IbB")  # crc, magic, attributes (from byte 12)
@@ -863,8 +874,9 @@ def _run_kernel(
     off32[:, 0] = 0
     hoff[:, 0] = 0
     cur = np.zeros(fs.CURSORS, np.int64)
-    lz4 = np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_LZ4_WRAPPER, fs.FORMAT_V2_LZ4))
-    scratch = np.empty(int(sections[lz4, fs.S_END].max()) if lz4.any() else 1, np.uint8)
+    packed = np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_PACKED_WRAPPER, fs.FORMAT_PACKED_V2))
+    largest = int(sections[packed, fs.S_END].max()) if packed.any() else 0
+    scratch = np.empty(largest + kernel_snappy.SLACK, np.uint8)
     done = fs.decode_sections(
         sections,
         rec,
@@ -977,7 +989,7 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
     if status == fs.E_TIMESTAMP_RANGE:
         return CorruptBatchError("a record timestamp outside the range of microsecond timestamps")
     if status == fs.E_CRC:
-        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_LZ4_WRAPPER):
+        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
             return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
         return CrcMismatchError(arg2, arg, algorithm="crc32")
     if status == fs.E_MESSAGE_EOF:

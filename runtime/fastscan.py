@@ -31,7 +31,7 @@ from numba import njit
 # these modules, touch this file too, or its kernels keep the old code of their callees.
 from .addresses import address_of, be16, be32, be32u, be64, memcpy, store_u8, u8
 from .kernel_crc import crc32 as _crc32
-from .kernel_lz4 import decode_frames
+from .kernel_payloads import decode_payload
 from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD, V2_BATCH_HEADER
 
 # --- frame table (scan_frames) ----------------------------------------------------------------
@@ -81,9 +81,10 @@ S_FORMAT = 14  # FORMAT_*
 S_MAGIC = 15  # v0/v1: the (wrapper) message's magic
 S_VERIFY = 16  # v0/v1: 1 to check CRC-32s here
 S_ERR_ARG3 = 17  # out: inner offset of a v0/v1 inner message in error
-S_PAYLOAD_START = 18  # FORMAT_LZ4_WRAPPER: the wrapper's LZ4 value in the buffer
+S_PAYLOAD_START = 18  # FORMAT_PACKED_*: the compressed payload in the buffer
 S_PAYLOAD_END = 19
-SECTION_COLUMNS = 20
+S_CODEC = 20  # FORMAT_PACKED_*: its codec (kernel_payloads.SNAPPY, LZ4)
+SECTION_COLUMNS = 21
 
 #: How a frame is decoded (columnar.py's plan): v2 in place, v2 decompressed, v0/v1 in place,
 #: v0/v1 wrapper decompressed, or by the reference decoder.
@@ -92,12 +93,13 @@ K_FAST, K_COMPRESSED, K_LEGACY, K_WRAPPER, K_REFERENCE = 0, 1, 2, 3, 4
 FORMAT_V2 = 0  # v2 records, back to back (the batch's payload, decompressed if need be)
 FORMAT_LEGACY = 1  # one whole v0/v1 entry, uncompressed (the frame itself)
 FORMAT_INNER = 2  # the decompressed value of a v0/v1 wrapper: entries back to back
-# A v0/v1 wrapper's LZ4 value (S_PAYLOAD_START:END), decompressed here into the scratch buffer,
-# then read as FORMAT_INNER. S_START:S_END is 0:capacity, the most it decompresses to.
-FORMAT_LZ4_WRAPPER = 3
-# A v2 batch's LZ4 records (S_PAYLOAD_START:END), decompressed into the scratch buffer, then
-# read as FORMAT_V2. S_START:S_END is 0:capacity.
-FORMAT_V2_LZ4 = 4
+# A v0/v1 wrapper's compressed value (S_PAYLOAD_START:END, codec S_CODEC), decompressed here
+# into the scratch buffer, then read as FORMAT_INNER. S_START:S_END is 0:capacity, the most it
+# decompresses to.
+FORMAT_PACKED_WRAPPER = 3
+# A v2 batch's compressed records (S_PAYLOAD_START:END, codec S_CODEC), decompressed into the
+# scratch buffer, then read as FORMAT_V2. S_START:S_END is 0:capacity.
+FORMAT_PACKED_V2 = 4
 
 E_OK = 0
 E_EOF = 1  # a field runs past the end of its record or of the payload
@@ -117,9 +119,9 @@ E_INNER_NONE = 14  # a wrapper holding no message
 E_INNER_FRAMING = 15  # ERR_ARG: the length below 14, ERR_ARG3 the inner offset
 E_INNER_NO_TIMESTAMP = 16  # a magic 0 message inside a magic 1 wrapper (CreateTime)
 E_ROOM = 17  # not an error: the output buffers are full; decode from here with more room
-# LZ4 formats: a block that does not decode, or (v2) a record count that cannot fit; the
-# Python path words the error.
-E_LZ4 = 18
+# FORMAT_PACKED_*: a payload that does not decompress, or (v2) a record count that cannot fit;
+# the Python path words the error.
+E_DECOMPRESS = 18
 
 # Cursors into the output buffers, in and out.
 C_ROWS = 0
@@ -365,7 +367,8 @@ def decode_sections(
     into ``sections``. When a section does not fit in the buffers left, it and the sections
     after it get E_ROOM and the index of the first is returned (else the number of sections):
     the caller decodes them again into new buffers. ``scratch``: room for the largest
-    FORMAT_LZ4_WRAPPER section, decompressed there by ``LZ4_decompress_safe`` at ``lz4_fn``.
+    FORMAT_PACKED_* section plus ``kernel_snappy.SLACK``, decompressed there
+    (``kernel_payloads.decode_payload``; LZ4 by ``LZ4_decompress_safe`` at ``lz4_fn``).
     """
     key_address = address_of(key_data)
     value_address = address_of(value_data)
@@ -384,24 +387,26 @@ def decode_sections(
         mark5 = cur[5]
         fmt = sec[S_FORMAT]
         status, err_pos, arg, arg2 = E_OK, end, 0, 0
-        if fmt in (FORMAT_V2_LZ4, FORMAT_LZ4_WRAPPER):
+        if fmt in (FORMAT_PACKED_V2, FORMAT_PACKED_WRAPPER):
             # Decompressed into the scratch first, then read as FORMAT_V2 or FORMAT_INNER
             # from there; ``start`` is 0.
-            written = decode_frames(
+            written = decode_payload(
+                sec[S_CODEC],
                 lz4_fn,
                 buf,
                 sec[S_PAYLOAD_START],
                 sec[S_PAYLOAD_END],
                 scratch_address,
                 min(end, scratch_room),  # never past the scratch, whatever the caller sized
+                scratch_address + scratch_room,
             )
-            if written < 0 or (fmt == FORMAT_V2_LZ4 and sec[S_COUNT] > written // 7 + 1):
-                status, err_pos = E_LZ4, start
+            if written < 0 or (fmt == FORMAT_PACKED_V2 and sec[S_COUNT] > written // 7 + 1):
+                status, err_pos = E_DECOMPRESS, start
             buf = scratch_address
             end = written
         if status != E_OK:
             pass
-        elif fmt in (FORMAT_V2, FORMAT_V2_LZ4):
+        elif fmt in (FORMAT_V2, FORMAT_PACKED_V2):
             status, err_pos, arg, arg2 = _decode_one(
                 buf,
                 start,
@@ -466,7 +471,7 @@ def decode_sections(
                     cur[0] = row + 1
                     cur[1] = kb
                     cur[2] = vb
-        else:  # FORMAT_INNER, FORMAT_LZ4_WRAPPER
+        else:  # FORMAT_INNER, FORMAT_PACKED_WRAPPER
             status, err_pos, arg, arg2 = _decode_inner(
                 buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur
             )

@@ -1,11 +1,9 @@
 """LZ4 frames as Kafka's clients write them, decoded inside the numba kernels.
 
-A v0/v1 wrapper or a v2 batch compressed with LZ4 holds about a thousand records. Decoding it
-from Python costs a dozen Python steps per batch (the CRC, the bounds, the frame's blocks, a
-buffer), all holding the GIL, and a buffer that has left the cache before the records are read.
-Here one kernel call plans every LZ4 wrapper (:func:`plan_wrappers`) or batch
-(:func:`plan_batches`) of a chunk, and the decoder (``fastscan.decode_sections``) decompresses
-each into a scratch buffer that stays in the cache while its records are decoded from it.
+A v0/v1 wrapper or a v2 batch compressed with LZ4 is planned by ``kernel_payloads`` (CRC,
+bounds, :func:`frame_capacity`) and decompressed by :func:`decode_frames` inside
+``fastscan.decode_sections``, into a scratch buffer that stays in the cache while its records
+are decoded from it.
 
 The blocks are decoded by ``LZ4_decompress_safe``, the LZ4 library's own function, called by
 address: python-lz4's extension exports the library it bundles; the system's ``liblz4`` is the
@@ -37,15 +35,11 @@ from numba.extending import intrinsic
 from . import codecs
 
 # numba's cache checks only this file: see the note in fastscan.py.
-from .addresses import be32, be32u, memcpy, u8
-from .crc import BATCH_CRC_OFFSET, BATCH_CRC_START
-from .kernel_crc import crc32, crc32c
-from .sizes import V2_BATCH_HEADER
+from .addresses import memcpy, u8
 
-__all__ = ["LZ4_DECOMPRESS", "decode_frames", "plan_batches", "plan_wrappers"]
+__all__ = ["LZ4_DECOMPRESS", "decode_frames", "frame_capacity"]
 
 _jit = njit(cache=True)
-_kernel = njit(cache=True, nogil=True)
 
 
 def _find_decompress() -> int:
@@ -174,63 +168,3 @@ def decode_frames(fn, buf, start, end, dst, capacity):
                 at += written
             p += size
     return at
-
-
-@_kernel
-def plan_wrappers(buf, positions, ends, magics, verify, room, out):
-    """For each v0/v1 LZ4 wrapper entry ``buf + positions[k]:ends[k]``: its CRC checked (with
-    ``verify``), its value found, its frames checked; ``out[k]`` = (value start, value end,
-    capacity), or capacity -1 for a wrapper the Python path must take (also when the capacity
-    reaches ``room``, where only the streaming decoder can enforce the bound)."""
-    for k in range(positions.shape[0]):
-        out[k, 2] = -1
-        pos = positions[k]
-        end = ends[k]
-        if verify:
-            stored = be32u(buf, pos + 12)
-            if crc32(buf, pos + 16, end) != stored:
-                continue
-        p = pos + (26 if magics[k] == 1 else 18)
-        if end - p < 4:
-            continue
-        key_len = be32(buf, p)
-        p += 4
-        if key_len >= 0:
-            if key_len > end - p:
-                continue
-            p += key_len
-        if end - p < 4:
-            continue
-        value_len = be32(buf, p)
-        p += 4
-        if value_len <= 0 or value_len > end - p:
-            continue
-        capacity = frame_capacity(buf, p, p + value_len, magics[k] != 0)
-        if capacity < 0 or capacity >= room:
-            continue
-        out[k, 0] = p
-        out[k, 1] = p + value_len
-        out[k, 2] = capacity
-
-
-@_kernel
-def plan_batches(buf, starts, ends, counts, verify, room, crc32c_fn, out):
-    """For each v2 LZ4 batch whose records lie at ``buf + starts[k]:ends[k]``: its CRC-32C
-    checked (with ``verify``, by the function at ``crc32c_fn``) and its frames checked;
-    ``out[k]`` = capacity, or -1 for a batch the Python path must take (no records, a
-    negative count, a frame that is not plain, a capacity reaching ``room``)."""
-    for k in range(starts.shape[0]):
-        out[k] = -1
-        start = starts[k]
-        end = ends[k]
-        pos = start - V2_BATCH_HEADER
-        if verify:
-            stored = be32u(buf, pos + BATCH_CRC_OFFSET)
-            if crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, end) != stored:
-                continue
-        if counts[k] <= 0 or start >= end:
-            continue
-        capacity = frame_capacity(buf, start, end, True)
-        if capacity < 0 or capacity >= room:
-            continue
-        out[k] = capacity

@@ -1,8 +1,9 @@
 """Compile the numba kernels into their on-disk cache (``make setup``), rather than in a
 user's first read: seconds once per change of the kernels, under a second when warm.
 
-Every kernel is reached: a v2 batch, v2 and v1 LZ4 batches (the LZ4 planning kernels), and a
-bytes and a bytearray source, as numba types their buffers apart.
+Every kernel is reached: a v2 batch, v2 and v1 LZ4 batches (the planning kernels of
+``kernel_payloads``, which snappy shares), and a bytes and a bytearray source, as numba types
+their buffers apart.
 """
 
 from kafka_format import read_table
