@@ -29,7 +29,18 @@ from numba import njit
 
 # numba's on-disk cache checks only the file of the function it caches: after changing one of
 # these modules, touch this file too, or its kernels keep the old code of their callees.
-from .addresses import address_of, be16, be32, be32u, be64, memcpy, store_u8, u8
+from .addresses import (
+    address_of,
+    be16,
+    be32,
+    be32u,
+    be64,
+    le64,
+    memcpy,
+    store_le64,
+    store_u8,
+    u8,
+)
 from .kernel_crc import crc32 as _crc32
 from .kernel_payloads import decode_payload
 from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD, V2_BATCH_HEADER
@@ -186,9 +197,17 @@ def _varint(buf, p, end):
 
 
 @_jit_inline
-def _copy(dst, src, n):
-    """Copy n bytes between addresses."""
-    if n > 32:
+def _copy(dst, dst_end, src, src_end, n):
+    """Copy n bytes between addresses; the bytes up to ``dst_end`` and ``src_end`` may be
+    read and written past them (n rounded up to 16), which makes short copies two moves."""
+    wide = (n + 15) & ~15
+    if n <= 128 and dst + wide <= dst_end and src + wide <= src_end:
+        i = 0
+        while i < n:
+            store_le64(dst + i, le64(src + i))
+            store_le64(dst + i + 8, le64(src + i + 8))
+            i += 16
+    elif n > 32:
         memcpy(dst, src, n)
     else:  # a call costs more than a few bytes' loop
         for j in range(n):
@@ -372,6 +391,8 @@ def decode_sections(
     """
     key_address = address_of(key_data)
     value_address = address_of(value_data)
+    key_end = key_address + key_data.shape[0]
+    value_end = value_address + value_data.shape[0]
     scratch_address = address_of(scratch)
     scratch_room = scratch.shape[0]
     for s in range(sections.shape[0]):
@@ -457,12 +478,12 @@ def decode_sections(
                     valid[3, row] = has_ts
                     ts_type[row] = -1 if magic == 0 else (1 if attributes & 8 else 0)
                     if klen >= 0:
-                        _copy(key_address + kb, buf + kpos, klen)
+                        _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
                         kb += klen
                     valid[0, row] = klen >= 0
                     off32[0, row + 1] = kb
                     if vlen >= 0:
-                        _copy(value_address + vb, buf + vpos, vlen)
+                        _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
                         vb += vlen
                     valid[1, row] = vlen >= 0
                     off32[1, row + 1] = vb
@@ -528,8 +549,12 @@ def _decode_one(
 ):
     key_address = address_of(key_data)
     value_address = address_of(value_data)
+    key_end = key_address + key_data.shape[0]
+    value_end = value_address + value_data.shape[0]
     hkey_address = address_of(hkey_data)
     hvalue_address = address_of(hvalue_data)
+    hkey_end = hkey_address + hkey_data.shape[0]
+    hvalue_end = hvalue_address + hvalue_data.shape[0]
     row_room = rec_i64.shape[1]
     key_room = key_data.shape[0]
     value_room = value_data.shape[0]
@@ -625,11 +650,11 @@ def _decode_one(
                     or (hv_len > 0 and hvb + hv_len > hvalue_room)
                 ):
                     return E_ROOM, p, 0, 0
-                _copy(hkey_address + hkb, buf + hk_pos, hk_len)
+                _copy(hkey_address + hkb, hkey_end, buf + hk_pos, buf + end, hk_len)
                 hkb += hk_len
                 hoff[0, nh + 1] = hkb
                 if hv_len >= 0:
-                    _copy(hvalue_address + hvb, buf + hv_pos, hv_len)
+                    _copy(hvalue_address + hvb, hvalue_end, buf + hv_pos, buf + end, hv_len)
                     hvb += hv_len
                     hvalid[nh] = 1
                 else:
@@ -664,14 +689,14 @@ def _decode_one(
         valid[3, row] = 1
         ts_type[row] = tstype
         if key_len >= 0:
-            _copy(key_address + kb, buf + key_pos, key_len)
+            _copy(key_address + kb, key_end, buf + key_pos, buf + end, key_len)
             kb += key_len
             valid[0, row] = 1
         else:
             valid[0, row] = 0
         off32[0, row + 1] = kb
         if value_len >= 0:
-            _copy(value_address + vb, buf + value_pos, value_len)
+            _copy(value_address + vb, value_end, buf + value_pos, buf + end, value_len)
             vb += value_len
             valid[1, row] = 1
         else:
@@ -734,6 +759,8 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
     as the reference reads them; v1 inner offsets are relative to the wrapper's."""
     key_address = address_of(key_data)
     value_address = address_of(value_data)
+    key_end = key_address + key_data.shape[0]
+    value_end = value_address + value_data.shape[0]
     wrapper_magic = sec[S_MAGIC]
     log_append = sec[S_TS_TYPE] == 1
     verify = sec[S_VERIFY]
@@ -787,12 +814,12 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
         valid[3, row] = has_ts
         ts_type[row] = tstype
         if klen >= 0:
-            _copy(key_address + kb, buf + kpos, klen)
+            _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
             kb += klen
         valid[0, row] = klen >= 0
         off32[0, row + 1] = kb
         if vlen >= 0:
-            _copy(value_address + vb, buf + vpos, vlen)
+            _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
             vb += vlen
         valid[1, row] = vlen >= 0
         off32[1, row + 1] = vb

@@ -764,6 +764,43 @@ def test_offset_beyond_int64_is_a_corrupt_batch():
         reference_read_table(data)
 
 
+def test_short_copies_stay_within_both_limits():
+    """Keys, values and headers are copied 16 bytes at a time where both buffers have room
+    for it, byte by byte where they do not: never a byte read or written past a limit. The
+    source ends where an unreadable page begins, so a read past it would crash."""
+    import ctypes
+    import itertools
+    import mmap
+
+    import numpy as np
+    from numba import njit
+
+    from kafka_format.runtime import fastscan
+
+    @njit
+    def copy(dst, dst_end, src, src_end, n):
+        fastscan._copy(dst, dst_end, src, src_end, n)
+
+    page = mmap.PAGESIZE
+    region = mmap.mmap(-1, 2 * page)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.mprotect(ctypes.c_void_p(base + page), page, 0) == 0  # PROT_NONE
+    data = bytes(range(1, 201))
+    region[page - 200 : page] = data
+    for n in (0, 1, 7, 8, 15, 16, 17, 33, 100, 128, 129, 150):
+        for src_slack, dst_slack in itertools.product((0, 5, 16), repeat=2):
+            src = base + page - n - src_slack  # ``src_slack`` readable bytes after the copy
+            dst = np.zeros(n + 64, np.uint8)
+            copy(dst.ctypes.data, dst.ctypes.data + n + dst_slack, src, base + page, n)
+            want = data[200 - n - src_slack : 200 - src_slack]
+            assert dst[:n].tobytes() == want
+            assert not dst[n + dst_slack :].any()  # nothing written past the limit
+    del dst
+    libc.mprotect(ctypes.c_void_p(base + page), page, 3)
+    region.close()
+
+
 def test_header_key_that_is_not_utf8_is_a_corrupt_batch():
     data = bytearray(build_record_batch([{"value": b"v", "headers": [("ab", b"x")]}]))
     at = data.index(b"ab")
