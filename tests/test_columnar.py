@@ -678,6 +678,25 @@ def test_snappy_values_the_kernel_leaves_to_python(monkeypatch, value, magic):
 
 
 @pytest.mark.parametrize(
+    "value",
+    [b"\x82SNAPPY\x00" + bytes(8), b"\x00", b"\x00\x00"],
+    ids=["xerial of no blocks", "raw of no bytes", "raw of no bytes, a byte after"],
+)
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_snappy_values_of_nothing_as_the_reference(value, magic):
+    """What the kernel plans with a capacity of 0, or refuses for the byte left over."""
+    if magic == 2:
+        data = build_record_batch(compressed_payload=value, records_count=1, codec=2)
+    else:
+        data = build_legacy_message(
+            offset=0, value=value, magic=magic, timestamp=TS0 if magic else None, codec=2
+        )
+    for verify_crc in (True, False):
+        outcome = assert_same(data, verify_crc=verify_crc)
+        assert outcome.error[0] in ("CorruptBatchError", "DecompressionError")
+
+
+@pytest.mark.parametrize(
     "frame",
     [
         lambda d: lz4.frame.compress(d, block_linked=True, store_size=False),
