@@ -26,9 +26,9 @@ The libraries doing the work (zlib, cramjam, python-lz4, zstandard) release the 
 decode; the Python here only walks block headers. LZ4 frames as Kafka's clients write them
 (independent blocks, no checksums, no content size) are decoded block by block by cramjam into
 one buffer; python-lz4 takes every other frame, and any frame the block decoder refuses, so
-that its error messages are the ones reported. (The columnar reader decodes snappy and such
-LZ4 frames in its numba kernels, ``kernel_snappy`` and ``kernel_lz4``; what they refuse comes
-back here, whose errors are the ones reported.)
+that its error messages are the ones reported. (The columnar reader decodes snappy, and LZ4
+frames of this kind, in its numba kernels, ``kernel_snappy`` and ``kernel_lz4``; a payload they
+refuse is decoded again here, for this module's error.)
 
 ``decompress`` returns ``bytes``. ``decompress_buffer`` is the bulk reader's variant: it may
 return a ``pyarrow.Buffer`` from Arrow's memory pool instead, which saves the copy into
