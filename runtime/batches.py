@@ -44,20 +44,18 @@ from ..generated.kaitai.end_txn_marker import EndTxnMarker
 from ..generated.kaitai.legacy_message import LegacyMessage
 from ..generated.kaitai.record_list import RecordList
 from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
-from .crc import crc32, crc32c
+from .crc import BATCH_CRC_START, LEGACY_CRC_START, crc32, crc32c
 from .errors import CorruptBatchError, CrcMismatchError, KafkaFormatError
 from .framing import Frame, iter_frames
 from .model import Batch, ControlMarker, ControlType, Header, Record, increment_sequence
+from .sizes import LEGACY_RECORD_OVERHEAD, max_record_count
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 V2_HEADER_SIZE = V2_HEADER.size  # 61
-V2_CRC_START = 21
 #: batch_length of a batch with no records: everything after the length field.
 V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - 12
 
 LEGACY_PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
-LEGACY_CRC_START = 16
-_LEGACY_MIN_SIZE = {0: 14, 1: 22}
 
 CODEC_MASK = 0x07
 TIMESTAMP_TYPE_BIT = 0x08
@@ -110,7 +108,7 @@ def check_crc(batch: Batch, frame: Frame, verify: bool | str) -> None:
     if not verify:
         return
     if batch.magic == 2:
-        batch.computed_crc = crc32c(frame.data[V2_CRC_START:])
+        batch.computed_crc = crc32c(frame.data[BATCH_CRC_START:])
         algorithm = "crc32c"
     else:
         batch.computed_crc = crc32(frame.data[LEGACY_CRC_START:])
@@ -189,11 +187,9 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
         payload = decompress(
             batch.codec, payload, magic=2, max_bytes=options.max_decompressed_bytes
         )
-    # Each record takes at least 7 bytes; a larger count is a lie, caught before looping.
-    if batch.records_count > len(payload) // 7 + 1:
-        raise CorruptBatchError(
-            f"record count {batch.records_count} cannot fit in {len(payload)} bytes of records"
-        )
+    # A larger count is a lie, caught before looping.
+    if batch.records_count > max_record_count(len(payload)):
+        raise count_cannot_fit(batch.records_count, len(payload))
     stream = KaitaiStream(BytesIO(payload))
     try:
         parsed = RecordList(batch.records_count, stream).records
@@ -264,10 +260,10 @@ def _control_marker(body) -> ControlMarker:
 def _legacy_header(frame: Frame, file: str | None) -> Batch:
     data = frame.data
     offset, size, crc, magic, attributes = LEGACY_PREFIX.unpack_from(data)
-    if size < _LEGACY_MIN_SIZE[magic]:
+    if size < LEGACY_RECORD_OVERHEAD[magic]:
         raise CorruptBatchError(
             f"message size {size} is less than the magic {magic} minimum "
-            f"({_LEGACY_MIN_SIZE[magic]})"
+            f"({LEGACY_RECORD_OVERHEAD[magic]})"
         )
     timestamp = struct.unpack_from(">q", data, 18)[0] if magic == 1 else None
     ts_type = -1 if magic == 0 else 1 if attributes & TIMESTAMP_TYPE_BIT else 0
@@ -368,6 +364,11 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
             )
         )
     return records
+
+
+def count_cannot_fit(count: int, size: int) -> CorruptBatchError:
+    """The error for a v2 batch whose record count exceeds ``max_record_count(size)``."""
+    return CorruptBatchError(f"record count {count} cannot fit in {size} bytes of records")
 
 
 def _describe(exc: BaseException) -> str:

@@ -19,8 +19,8 @@ the route is different:
    snappy or LZ4 as Kafka's clients write them never reach Python: ``kernel_payloads`` checks
    their CRCs and plans their payloads in one call, and the decoder decompresses each
    (``kernel_snappy``, ``kernel_lz4``) into a scratch buffer that stays in the cache while its
-   records are read. Two workers, three chunks in flight:
-   decompression and decoding of successive chunks overlap on two cores.
+   records are read. Two workers, three chunks in flight: decompression and decoding of
+   successive chunks overlap on two cores.
 4. The generator takes chunk results in file order: rows become record batches of at most
    ``batch_rows`` rows; a damaged batch raises (``errors="strict"``), after the rows of the
    batches before it, or is reported (``"skip"``), in the reference's order.
@@ -59,9 +59,10 @@ from crc32c import crc32c
 
 from . import fastscan as fs
 from . import kernel_crc, kernel_lz4, kernel_payloads, kernel_snappy
-from .batches import ReadOptions, read_batch
+from .batches import ReadOptions, count_cannot_fit, read_batch
 from .codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
+from .crc import BATCH_CRC_START
 from .errors import (
     CorruptBatchError,
     CrcMismatchError,
@@ -72,6 +73,7 @@ from .errors import (
 from .framing import Frame, iter_stream_frames
 from .model import Batch, ControlType, Record, Report, TruncatedTail
 from .reader import Errors, Isolation, damaged_batch
+from .sizes import LEGACY_MESSAGE_HEADER, max_record_count
 from .sizes import V2_BATCH_HEADER as _V2_HEADER
 from .sources import LogInput, Source, mappable_fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
@@ -100,9 +102,9 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
     fs.K_WRAPPER,
     fs.K_REFERENCE,
 )
-_V2_CRC_START = 21
 _CODEC_MASK = 0x07
-_MIN_INNER_ENTRY = 26  # rows to make room for: an inner entry takes at least 12 + 14 bytes
+# Rows to make room for in a wrapper's decompressed value: the least an inner entry takes.
+_MIN_INNER_ENTRY = LEGACY_MESSAGE_HEADER[0]
 _TIMESTAMP_TYPE_BIT = 0x08
 _TRANSACTIONAL_BIT = 0x10
 _CONTROL_BIT = 0x20
@@ -595,7 +597,7 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
         python = (
             (kinds == _COMPRESSED)
             | (kinds == _WRAPPER)
-            | ((kinds == _FAST) & ((count <= 0) | (count > room // 7 + 1)))
+            | ((kinds == _FAST) & ((count <= 0) | (count > max_record_count(room))))
         )
     python &= ~_plan_packed(sections, kinds, t[wanted, fs.F_ATTR], address, opts)
     todo = np.flatnonzero(python)
@@ -658,7 +660,7 @@ def _prepare_v2(sec: np.ndarray, view: memoryview, opts: _Options, holders: list
     end = int(sec[fs.S_END])
     count = int(sec[fs.S_COUNT])
     if opts.verify_crc:
-        computed = crc32c(view[pos + _V2_CRC_START : end])
+        computed = crc32c(view[pos + BATCH_CRC_START : end])
         stored = struct.unpack_from(">I", view, pos + 17)[0]
         if computed != stored:
             raise CrcMismatchError(stored, computed, algorithm="crc32c")
@@ -680,13 +682,9 @@ def _prepare_v2(sec: np.ndarray, view: memoryview, opts: _Options, holders: list
         start = 0
     else:
         start = pos + _V2_HEADER
-    if count > (end - start) // 7 + 1:
-        raise _count_cannot_fit(count, end - start)
+    if count > max_record_count(end - start):
+        raise count_cannot_fit(count, end - start)
     return True
-
-
-def _count_cannot_fit(count: int, size: int) -> CorruptBatchError:
-    return CorruptBatchError(f"record count {count} cannot fit in {size} bytes of records")
 
 
 def _plan_packed(
@@ -710,7 +708,7 @@ def _plan_packed(
             np.ascontiguousarray(sections[wrappers, fs.S_START]),
             np.ascontiguousarray(sections[wrappers, fs.S_END]),
             np.ascontiguousarray(sections[wrappers, fs.S_MAGIC]),
-            codecs[wrappers].astype(np.int64),
+            codecs[wrappers],
             bool(opts.verify_crc),
             room,
             plan,
@@ -731,7 +729,7 @@ def _plan_packed(
             starts,
             ends,
             np.ascontiguousarray(sections[batches, fs.S_COUNT]),
-            codecs[batches].astype(np.int64),
+            codecs[batches],
             bool(opts.verify_crc),
             room,
             kernel_crc.CRC32C_FUNCTION,
@@ -765,8 +763,8 @@ def _decompress_error(sec: np.ndarray, view: memoryview, opts: _Options) -> Kafk
     except KafkaFormatError as exc:
         return exc
     count = int(sec[fs.S_COUNT])
-    if magic == 2 and count > len(payload) // 7 + 1:
-        return _count_cannot_fit(count, len(payload))
+    if magic == 2 and count > max_record_count(len(payload)):
+        return count_cannot_fit(count, len(payload))
     # Not reached while the kernels accept what the codec libraries accept (tested).
     return DecompressionError(f"{resolve_codec(codec, magic=magic).name.lower()}: does not decode")
 

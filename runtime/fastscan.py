@@ -43,7 +43,7 @@ from .addresses import (
 )
 from .kernel_crc import crc32 as _crc32
 from .kernel_payloads import decode_payload
-from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD, V2_BATCH_HEADER
+from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD, MIN_RECORD_SIZE, V2_BATCH_HEADER
 
 # --- frame table (scan_frames) ----------------------------------------------------------------
 
@@ -421,7 +421,9 @@ def decode_sections(
                 min(end, scratch_room),  # never past the scratch, whatever the caller sized
                 scratch_address + scratch_room,
             )
-            if written < 0 or (fmt == FORMAT_PACKED_V2 and sec[S_COUNT] > written // 7 + 1):
+            if written < 0 or (
+                fmt == FORMAT_PACKED_V2 and sec[S_COUNT] > written // MIN_RECORD_SIZE + 1
+            ):
                 status, err_pos = E_DECOMPRESS, start
             buf = scratch_address
             end = written

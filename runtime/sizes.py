@@ -14,6 +14,9 @@ is laid out::
     LEGACY_MESSAGE_HEADER   26 / 34   the same with LOG_OVERHEAD: a message as a log entry
     MAX_RECORD_OVERHEAD     21   the most a v2 record's varints and attributes can take
                                  (``DefaultRecord.MAX_RECORD_OVERHEAD``)
+    MIN_RECORD_SIZE          7   the least a v2 record takes: length, attributes, timestamp
+                                 delta, offset delta, key and value lengths, header count,
+                                 a byte each
 
 The v2 sizes take keys, values and headers as the records hold them: ``headers`` are
 ``(key, value)`` pairs with ``str`` keys (UTF-8 on the wire) and ``bytes`` or None values.
@@ -30,9 +33,11 @@ __all__ = [
     "LEGACY_RECORD_OVERHEAD",
     "LOG_OVERHEAD",
     "MAX_RECORD_OVERHEAD",
+    "MIN_RECORD_SIZE",
     "V2_BATCH_HEADER",
     "batch_header_size",
     "legacy_record_size",
+    "max_record_count",
     "size_upper_bound",
     "v2_bytes_size",
     "v2_key_value_headers_size",
@@ -48,8 +53,16 @@ LEGACY_RECORD_OVERHEAD = {0: 14, 1: 22}
 #: By magic, LOG_OVERHEAD included.
 LEGACY_MESSAGE_HEADER = {m: LOG_OVERHEAD + size for m, size in LEGACY_RECORD_OVERHEAD.items()}
 MAX_RECORD_OVERHEAD = 21
+MIN_RECORD_SIZE = 7
 
 _Headers = Sequence[tuple[str, bytes | None]]
+
+
+def max_record_count(size: int) -> int:
+    """The largest record count a batch of ``size`` bytes of v2 records is taken to have
+    (element-wise for a numpy array of sizes): one over what fits, so that this check refuses
+    only a count that is a lie and the record decoder judges the rest."""
+    return size // MIN_RECORD_SIZE + 1
 
 
 def varint_size(value: int) -> int:

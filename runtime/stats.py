@@ -57,11 +57,10 @@ import pyarrow.compute as pc
 from crc32c import crc32c
 
 from . import fastscan as fs
-from .batches import LEGACY_CRC_START as _LEGACY_CRC_START
-from .batches import V2_CRC_START as _V2_CRC_START
 from .batches import ReadOptions, read_batch
 from .codecs import DEFAULT_MAX_BYTES, Codec, decompress_buffer, resolve_codec
 from .columnar import iter_arrow_batches, wrapper_value
+from .crc import BATCH_CRC_START, LEGACY_CRC_START
 from .errors import CorruptBatchError, FramingError, KafkaFormatError
 from .framing import Frame, iter_frames
 from .model import Record, Report, TimestampType, TruncatedTail
@@ -740,9 +739,9 @@ def _measure(
         if bad[i]:
             continue
         if m == 2:
-            computed = crc32c(view[p + _V2_CRC_START : p + s])
+            computed = crc32c(view[p + BATCH_CRC_START : p + s])
         else:
-            computed = zlib.crc32(view[p + _LEGACY_CRC_START : p + s])
+            computed = zlib.crc32(view[p + LEGACY_CRC_START : p + s])
         if computed != stored_crc[i]:
             bad[i] = True
     data = ~control
