@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 NPM_DIR := .tools/npm
 KSC := $(NPM_DIR)/node_modules/kaitai-struct-compiler
 
-.PHONY: setup browser generate test demo bench lint clean
+.PHONY: setup browser generate test check demo bench lint clean
 
 setup: $(VENV)/.installed $(NPM_DIR)/.installed
 	@$(PY) scripts/warm_kernels.py
@@ -32,6 +32,10 @@ generate: setup
 
 test: setup browser
 	$(PY) -m pytest
+
+# The fast loop: everything but Spark, the browser and the slow packaging/bench tests.
+check: setup
+	$(PY) -m pytest -q -m "not spark and not browser and not slow"
 
 demo: setup
 	$(PY) scripts/demo.py

@@ -15,7 +15,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_format.runtime.codecs import compress
+from kafka_format.runtime.format.codecs import compress
 from kafka_format.schemas.legacy_message import build_legacy_message
 from kafka_format.schemas.record import build_records
 from kafka_format.schemas.record_batch import build_record_batch

@@ -20,7 +20,7 @@ import cramjam
 import lz4.frame
 import zstandard
 
-from kafka_format.runtime.columnar import iter_arrow_batches
+from kafka_format.runtime.read.columnar import iter_arrow_batches
 
 
 def ours(data: bytes, threads: int | None = None) -> int:
@@ -120,7 +120,7 @@ def bare_payload(codec: int, magic: int, payload: bytes) -> bytes:
     fixed once, outside the timing, as any reader must fix it."""
     if codec != 3 or magic != 0:
         return payload
-    from kafka_format.runtime.codecs import _lz4_header_with_checksum
+    from kafka_format.runtime.format.codecs import _lz4_header_with_checksum
 
     header = _lz4_header_with_checksum(memoryview(payload), 0, kafka08=False)
     return header + payload[len(header) :]

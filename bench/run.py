@@ -156,7 +156,7 @@ def peak_kib():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-from kafka_format.runtime.columnar import iter_arrow_batches
+from kafka_format.runtime.read.columnar import iter_arrow_batches
 base = peak_kib()
 n = 0
 for batch in iter_arrow_batches(sys.argv[1], include_headers=True):
@@ -197,7 +197,7 @@ def segment_memory(size: int, log) -> dict:
 _COMPILE_CHILD = """
 import time
 t0 = time.perf_counter()
-from kafka_format.runtime.columnar import read_table
+from kafka_format.runtime.read.columnar import read_table
 t1 = time.perf_counter()
 from kafka_format.schemas.record_batch import build_record_batch
 data = build_record_batch([{"key": b"k", "value": b"v", "headers": [("h", b"x")]}])
@@ -268,13 +268,13 @@ def render(args, machine, rows, compile_result, memory, spark_rows, peers_note) 
         "The last column leaves CRCs unchecked (`verify_crc=False`), to show what they cost: "
         "a v0/v1 wrapper's inner messages each carry a CRC-32, which Kafka's consumer checks "
         "and so do we, over the whole decompressed payload (by carry-less multiplication, "
-        "`runtime/kernel_crc.py`). The bare baselines: `zlib.decompress`, cramjam's raw snappy "
+        "`runtime/kernels/crc32.py`). The bare baselines: `zlib.decompress`, cramjam's raw snappy "
         "per xerial block, python-lz4's `lz4.frame.decompress`, zstandard's decompressobj. "
         "Ours decompresses snappy and LZ4 (v0/v1 wrappers and v2 batches as Kafka's clients "
         "write them) inside the kernel, into a scratch buffer that stays in the cache, without "
         "a Python step per batch: LZ4 with the same LZ4 library's `LZ4_decompress_safe` "
-        "(`runtime/kernel_lz4.py`), snappy with a decoder of our own "
-        "(`runtime/kernel_snappy.py`), a little slower than cramjam's on one thread but free "
+        "(`runtime/kernels/lz4.py`), snappy with a decoder of our own "
+        "(`runtime/kernels/snappy.py`), a little slower than cramjam's on one thread but free "
         "of the GIL, so both decoding threads run it.",
         "",
         "| case | ours s | ours, 1 thread s | bare decompression s | ratio | ratio, 1 thread "

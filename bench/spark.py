@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from kafka_format.runtime.generate import generate_log_dir
+from kafka_format.runtime.write.generate import generate_log_dir
 
 MIB = 1 << 20
 GIB = 1 << 30

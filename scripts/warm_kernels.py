@@ -2,12 +2,12 @@
 user's first read: seconds once per change of the kernels, under a second when warm.
 
 Every kernel is reached: a v2 batch, v2 and v1 LZ4 batches (the planning kernels of
-``kernel_payloads``, which snappy shares), and a bytes and a bytearray source, as numba types
+``kernels.payloads``, which snappy shares), and a bytes and a bytearray source, as numba types
 their buffers apart.
 """
 
 from kafka_format import read_table
-from kafka_format.runtime.codecs import compress
+from kafka_format.runtime.format.codecs import compress
 from kafka_format.schemas.legacy_message import build_legacy_message
 from kafka_format.schemas.record import build_records
 from kafka_format.schemas.record_batch import build_record_batch

@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "kafka_format.spark_udfs needs pyspark>=4.1: pip install 'kafka-format[spark]'"
     ) from exc
 
-from ..runtime.codecs import DEFAULT_MAX_BYTES
+from ..runtime.format.codecs import DEFAULT_MAX_BYTES
 from .compaction import compact as compact_log
 from .compaction import register_compaction
 from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema

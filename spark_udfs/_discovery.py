@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from ..runtime.errors import KafkaFormatError
-from ..runtime.logfiles import (
+from ..runtime.files.names import (
     DirState,
     FileKind,
     parse_partition_dir_name,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..runtime.codecs import DEFAULT_MAX_BYTES
+from ..runtime.format.codecs import DEFAULT_MAX_BYTES
 
 #: Spark's Kafka source: -2 in an offsets JSON means earliest, -1 latest.
 EARLIEST = -2

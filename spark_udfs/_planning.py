@@ -39,9 +39,9 @@ import numpy as np
 from pyspark.sql.datasource import InputPartition
 
 from ..runtime.errors import KafkaFormatError
-from ..runtime.indexes import OffsetIndex, TimeIndex, timestamp_scan_start
+from ..runtime.files.indexes import OffsetIndex, TimeIndex, timestamp_scan_start
+from ..runtime.files.txnindex import TransactionIndex
 from ..runtime.model import ControlType
-from ..runtime.txnindex import TransactionIndex
 from ._discovery import PartitionFiles, SegmentFiles, discover
 from ._fs import FsRef, RangeReader, locate
 from ._options import EARLIEST, LATEST, KafkaLogOptions

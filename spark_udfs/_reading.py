@@ -5,7 +5,7 @@ frames are walked header by header, and three kinds are passed over without deco
 wholly before the start offset, those wholly at or after the end offset (which ends the read),
 and, under read_committed, the data batches of aborted transactions (whose CRCs are still
 checked, as Kafka's consumer checks them). Runs of consecutive remaining frames go to
-:func:`~kafka_format.runtime.columnar.iter_arrow_batches` as zero-copy views; its batches get
+:func:`~kafka_format.runtime.read.columnar.iter_arrow_batches` as zero-copy views; its batches get
 the split's topic and partition, lose records outside the offset range, and are cast to the
 schema Spark asked for.
 
@@ -28,11 +28,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..runtime.batches import check_crc, read_header
-from ..runtime.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
 from ..runtime.errors import FramingError, KafkaFormatError
-from ..runtime.framing import LOG_OVERHEAD, Frame, iter_frames
+from ..runtime.format.batches import check_crc, read_header
+from ..runtime.format.framing import LOG_OVERHEAD, Frame, iter_frames
 from ..runtime.model import Batch, Report
+from ..runtime.read.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
 from ._fs import FsRef, RangeReader
 from ._options import KafkaLogOptions
 from ._planning import KafkaLogSplit

@@ -12,9 +12,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from ..runtime.batches import ReadOptions, read_batch, read_header
 from ..runtime.errors import KafkaFormatError
-from ..runtime.framing import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_FRAME_LENGTH, Frame
+from ..runtime.format.batches import ReadOptions, read_batch, read_header
+from ..runtime.format.framing import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_FRAME_LENGTH, Frame
 from ..runtime.model import Batch
 from ._fs import HEADER_WINDOW, RangeReader
 

@@ -13,11 +13,11 @@ would keep, and the same as SQL views.
     spark.sql("SELECT * FROM users_compacted_partitions")   -- dirty ratio per partition
     spark.sql("SELECT * FROM users_compacted_segments")     -- segments, role, cleaning group
 
-The rules are those of :mod:`kafka_format.runtime.compaction` (one cleaning pass at
+The rules are those of :mod:`kafka_format.runtime.log.compaction` (one cleaning pass at
 ``now_ms``), and the rows are exactly the data records its ``compact`` keeps for the rows of
 ``df``. The work is split so that no record goes through the driver:
 
-* on the driver, :func:`~kafka_format.runtime.compaction.cleaner_facts` reads the batch
+* on the driver, :func:`~kafka_format.runtime.log.compaction.cleaner_facts` reads the batch
   headers (and transaction markers) of each partition directory: the cleanable range, and the
   few batches whose records all go (aborted transactions) or whose tombstones are past their
   delete horizon;
@@ -59,7 +59,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from ..runtime.compaction import (
+from ..runtime.log.compaction import (
     FLAG_ABORTED,
     FLAG_TOMBSTONES_EXPIRED,
     CleanerConfig,
@@ -68,7 +68,7 @@ from ..runtime.compaction import (
     cleaner_facts,
     partitions_of,
 )
-from ..runtime.compaction import _now as _resolve_now
+from ..runtime.log.compaction import _now as _resolve_now
 from .datasource import NAME
 
 __all__ = [

@@ -62,13 +62,13 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ..runtime.codecs import DEFAULT_MAX_BYTES, Codec, decompress
-from ..runtime.columnar import HEADER_TYPE, iter_arrow_batches
 from ..runtime.errors import DecompressionError, FramingError, KafkaFormatError
-from ..runtime.jsonform import codec_name
+from ..runtime.format.codecs import DEFAULT_MAX_BYTES, Codec, decompress
+from ..runtime.format.jsonform import codec_name
 from ..runtime.model import Batch, Report
-from ..runtime.partitioner import default_partitions
-from ..runtime.reader import iter_batches
+from ..runtime.read.columnar import HEADER_TYPE, iter_arrow_batches
+from ..runtime.read.reader import iter_batches
+from ..runtime.write.partitioner import default_partitions
 from .datasource import HEADERS_TYPE
 
 RECORD_FIELDS = ("offset", "timestamp", "timestampType", "key", "value", "headers")

@@ -80,7 +80,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from ..runtime.internal_topics import (
+from ..runtime.messages.internal_topics import (
     cluster_metadata_data_json,
     decode_cluster_metadata_record,
     decode_offsets_key,
@@ -89,7 +89,7 @@ from ..runtime.internal_topics import (
     offsets_json,
     transaction_log_json,
 )
-from ..runtime.kafka_message import MessageDecodeError
+from ..runtime.messages.kafka_message import MessageDecodeError
 
 _INT, _LONG, _STRING, _BOOL = IntegerType(), LongType(), StringType(), BooleanType()
 

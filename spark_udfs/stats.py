@@ -10,12 +10,13 @@
     df = spark.read.format("kafka_log").option("includeHeaders", "true").load(path)
     record_stats(df.where("timestamp >= '2024-05-01'")).show()
 
-:func:`log_stats` is :func:`kafka_format.runtime.stats.log_stats` (without ``what_if``) spread
-over a cluster: the driver lists the segments (a log dir, a partition dir, a file, a glob, on
-any filesystem the ``kafka_log`` source reads), a task computes each segment's statistics with
-:func:`~kafka_format.runtime.stats.file_stats`, and Spark sums them per partition. The columns
-are the fields of ``kafka-format stats --json`` (``docs/stats.md``), with ``magic``, ``codecs``
-and ``timestamps`` as maps and the records-per-batch median computed by Spark from the merged
+:func:`log_stats` is :func:`kafka_format.runtime.analysis.stats.log_stats` (without
+``what_if``) spread over a cluster: the driver lists the segments (a log dir, a partition dir,
+a file, a glob, on any filesystem the ``kafka_log`` source reads), a task computes each
+segment's statistics with :func:`~kafka_format.runtime.analysis.stats.file_stats`, and Spark
+sums them per partition. The columns are the fields of ``kafka-format stats --json``
+(``docs/stats.md``), with ``magic``, ``codecs`` and ``timestamps`` as maps and the
+records-per-batch median computed by Spark from the merged
 histogram (exact: the mean of the middle two for an even count, as Python's
 ``statistics.median``).
 
@@ -34,8 +35,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from ..runtime.codecs import DEFAULT_MAX_BYTES
-from ..runtime.stats import CODEC_JSON_FIELDS, MAGIC_JSON_FIELDS, PartitionStats, file_stats
+from ..runtime.analysis.stats import (
+    CODEC_JSON_FIELDS,
+    MAGIC_JSON_FIELDS,
+    PartitionStats,
+    file_stats,
+)
+from ..runtime.format.codecs import DEFAULT_MAX_BYTES
 from ._discovery import discover
 from ._fs import FsRef, locate
 from .compaction import kafka_log_path

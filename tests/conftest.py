@@ -3,6 +3,11 @@
 The corpus lives outside the repository. Tests that need it skip when it is absent, so a
 clean checkout still passes, and fail when ``CI=true``, where its absence is a broken setup.
 
+Markers (registered in pyproject.toml, ``--strict-markers``): ``spark`` (everything under
+``tests/spark``, and any test asking for the session), ``corpus`` (tests that read
+../shared/corpus), ``browser``, ``node`` and ``slow`` (set in their modules). ``make check``
+leaves out spark, browser and slow.
+
 Any test that asks for the ``corpus_set`` fixture is run once per set of MANIFEST.json;
 ``valid_corpus_set`` and ``damaged_corpus_set`` run over the sets whose CRCs all hold, or not.
 """
@@ -74,6 +79,29 @@ def corpus_set_ids(crc_valid: bool | None = None) -> list[str]:
     if not (CORPUS / "MANIFEST.json").is_file():
         return [_ABSENT]
     return [s.id for s in load_manifest() if crc_valid is None or s.crc_valid == crc_valid]
+
+
+TESTS = Path(__file__).resolve().parent
+_CORPUS_FIXTURES = {
+    "corpus_set",
+    "valid_corpus_set",
+    "damaged_corpus_set",
+    "corpus_dir",
+    "manifest",
+}
+#: Names a test's own code uses when it opens the corpus without a fixture.
+_CORPUS_NAMES = {"CORPUS", "require_corpus", "corpus_dir", "_corpus", "load_manifest"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.path)).relative_to(TESTS).parts[0]
+        if folder == "spark" or "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        names = set(code.co_names) if code is not None else set()
+        if _CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())) or _CORPUS_NAMES & names:
+            item.add_marker(pytest.mark.corpus)
 
 
 _SET_FIXTURES = {"corpus_set": None, "valid_corpus_set": True, "damaged_corpus_set": False}

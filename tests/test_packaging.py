@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -42,7 +44,7 @@ def test_wheel_holds_one_namespace(wheel: Path) -> None:
         assert f"kafka_format/{sub}/__init__.py" in names
     assert "kafka_format/generated/kaitai/record_batch.py" in names
     assert any(n.endswith(".ksy") for n in names), "the .ksy schemas ship as package data"
-    assert "kafka_format/runtime/inspect_page.html" in names
+    assert "kafka_format/runtime/analysis/inspect_page.html" in names
 
 
 def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
@@ -65,7 +67,7 @@ def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
         [
             str(py),
             "-c",
-            "import kafka_format, kafka_format.runtime.reader;"
+            "import kafka_format, kafka_format.runtime.read.reader;"
             "import kafka_format.generated.kaitai.record_batch;"
             "import importlib.util as u;"
             "print(kafka_format.__file__);"

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from kafka_format.runtime.generate import generate_log_dir
 from kafka_format.runtime.progress import (
     DEFAULT_MIN_BYTES,
     MIN_BYTES_ENV,
@@ -27,6 +26,7 @@ from kafka_format.runtime.progress import (
     min_bytes,
     wanted,
 )
+from kafka_format.runtime.write.generate import generate_log_dir
 
 ERASE = "\r\x1b[K"
 

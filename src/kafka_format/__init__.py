@@ -36,10 +36,10 @@ _EXPORTS = {
         "TimestampType",
         "TruncatedTail",
     ),
-    "runtime.reader": ("iter_batches", "iter_records"),
-    "runtime.columnar": ("arrow_schema", "iter_arrow_batches", "read_table"),
-    "runtime.partitioner": ("default_partition", "murmur2"),
-    "runtime.stats": ("log_stats",),
+    "runtime.read.reader": ("iter_batches", "iter_records"),
+    "runtime.read.columnar": ("arrow_schema", "iter_arrow_batches", "read_table"),
+    "runtime.write.partitioner": ("default_partition", "murmur2"),
+    "runtime.analysis.stats": ("log_stats",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 

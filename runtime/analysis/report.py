@@ -1,0 +1,157 @@
+"""What ``verify`` found: problems by file, with their severity, and the summary line.
+
+Kept apart from the checks so that the partitioner check (``placement``) can write to a report
+without importing the checks that call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from ..errors import KafkaFormatError
+
+#: The kind of the per-partition entries the partitioner check adds to a report.
+PLACEMENT_KIND = "partitioner"
+
+
+class Placed(Protocol):
+    """A topic's partitioner findings (``placement.TopicPlacement``)."""
+
+    def as_json(self) -> dict[str, Any]: ...
+
+    def line(self) -> str: ...
+
+
+Severity = Literal["error", "warning"]
+#: Gaps listed in a report before the rest are only counted.
+MAX_LISTED_GAPS = 1000
+
+
+@dataclass(slots=True, frozen=True)
+class Problem:
+    """One finding: where (file, byte position) and what."""
+
+    severity: Severity
+    file: str
+    position: int | None
+    check: str
+    message: str
+    details: tuple[Any, ...] = ()
+
+    def line(self) -> str:
+        where = self.file if self.position is None else f"{self.file} @{self.position}"
+        return f"{self.severity}: {where}: {self.message}"
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "severity": self.severity,
+            "file": self.file,
+            "position": self.position,
+            "check": self.check,
+            "message": self.message,
+        }
+        if self.details:
+            out["details"] = list(self.details)
+        return out
+
+
+@dataclass(slots=True)
+class FileReport:
+    """The checks made on one file and what they found."""
+
+    file: str
+    kind: str
+    #: What was looked at: batches, records, entries...
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(
+        self,
+        severity: Severity,
+        check: str,
+        message: str,
+        position: int | None = None,
+        details: Iterable[Any] = (),
+    ) -> None:
+        self.problems.append(Problem(severity, self.file, position, check, message, tuple(details)))
+
+    def error(self, check: str, message: str, position: int | None = None) -> None:
+        self.add("error", check, message, position)
+
+    def warning(self, check: str, message: str, position: int | None = None) -> None:
+        self.add("warning", check, message, position)
+
+    def from_exception(self, check: str, exc: KafkaFormatError) -> None:
+        where = f"(base offset {exc.base_offset}) " if exc.base_offset is not None else ""
+        self.error(check, f"{where}{exc.reason}", exc.position)
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    files: list[FileReport] = field(default_factory=list)
+    #: Per topic, what ``--partitioner`` found (None when the check was not asked for).
+    placement: dict[str, Placed] | None = None
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [p for f in self.files for p in f.problems]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def new(self, file: str | Path, kind: str) -> FileReport:
+        report = FileReport(str(file), kind)
+        self.files.append(report)
+        return report
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ok": self.ok,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "files": [
+                {
+                    "file": f.file,
+                    "kind": f.kind,
+                    "counts": f.counts,
+                    "ok": not any(p.severity == "error" for p in f.problems),
+                    "problems": [p.as_json() for p in f.problems],
+                }
+                for f in self.files
+            ],
+        }
+        if self.placement is not None:
+            out["partitioner"] = [t.as_json() for t in self.placement.values()]
+        return out
+
+    def summary(self) -> str:
+        kinds: dict[str, int] = {}
+        batches = records = 0
+        files = [f for f in self.files if f.kind != PLACEMENT_KIND]  # directories, not files
+        for f in files:
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+            batches += f.counts.get("batches", 0)
+            records += f.counts.get("records", 0)
+        parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
+        errors, warnings = len(self.errors), len(self.warnings)
+        return (
+            f"Checked {_count(len(files), 'file')} ({parts}; {_count(batches, 'batch')}, "
+            f"{_count(records, 'record')}): "
+            f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"

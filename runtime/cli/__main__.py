@@ -1,0 +1,3 @@
+from .app import entry_point
+
+entry_point()

@@ -1,0 +1,122 @@
+"""``kafka-format verify``: the command line of :mod:`..analysis.verify`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..analysis.verify import VerifyReport, log_bytes, verify_paths
+from ..progress import Progress, wanted
+
+# --- command line ---------------------------------------------------------------------------
+
+EPILOG_VERIFY = """\
+examples:
+  kafka-format verify /var/lib/kafka/orders-0          # one partition
+  kafka-format verify /var/lib/kafka                   # every partition of a log dir
+  kafka-format verify 00000000000000000000.log 00000000000000000000.index
+  kafka-format verify --json /var/lib/kafka/orders-0 | jq '.files[] | select(.ok | not)'
+  kafka-format verify --partitioner /var/lib/kafka     # keyed records in the right partition?
+  kafka-format verify --partitions orders=12 /backup/orders-3   # the topic has 12 partitions
+
+Errors: CRC mismatches, undecodable batches, index entries that do not match the log
+(kafka-dump-log's "Mismatches in" and time index errors), indexes failing the start-up sanity
+checks, .txnindex entries without ABORT markers and markers without entries, snapshots with
+bad CRCs, offsets that go backwards. Warnings: non-consecutive offsets (compaction), truncated
+tails, missing or untrimmed indexes, and with --partitioner keyed records sitting in another
+partition than their key hashes to (errors with --partitioner-strict). Exit status: 0 when
+there is no error (warnings allowed), 1 otherwise, 2 for bad arguments. Progress goes to
+stderr when it is a terminal and there are a few MB of log to read (not with --quiet).
+"""
+
+
+def register(sub) -> None:
+    """Add ``verify`` to the command line."""
+    v = sub.add_parser(
+        "verify",
+        help="check CRCs, indexes, transaction indexes and snapshots against the log",
+        description="Verify partition directories, log directories or single files: every "
+        "batch's CRC, index sanity and entries, time index entries, transaction index "
+        "entries against ABORT markers, producer snapshots.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG_VERIFY,
+    )
+    v.add_argument("paths", nargs="+", metavar="PATH", help="partition dir, log dir or file")
+    v.add_argument("--json", action="store_true", help="print a machine-readable report")
+    v.add_argument(
+        "-q", "--quiet", action="store_true", help="do not print warnings, nor progress on stderr"
+    )
+    v.add_argument(
+        "--partitioner",
+        action="store_true",
+        help="check that each keyed record sits in the partition the Java producer's default "
+        "partitioner (murmur2 of the key) gives it; misplaced records are warnings",
+    )
+    v.add_argument(
+        "--partitions",
+        action="append",
+        type=_partition_count,
+        metavar="[TOPIC=]N",
+        help="the partition count to hash keys with (implies --partitioner): N for every topic "
+        "or TOPIC=N, repeatable; by default the highest topic-N directory found + 1",
+    )
+    v.add_argument(
+        "--partitioner-strict",
+        action="store_true",
+        help="misplaced keyed records are errors (exit status 1), not warnings",
+    )
+    v.set_defaults(run=_run_verify)
+
+
+def _partition_count(text: str) -> tuple[str | None, int]:
+    topic, equals, number = text.rpartition("=")
+    try:
+        count = int(number)
+    except ValueError:
+        count = 0
+    if count < 1 or (equals and not topic):
+        raise argparse.ArgumentTypeError(f"expected N or TOPIC=N with N >= 1, not {text!r}")
+    return (topic if equals else None), count
+
+
+def partition_counts(
+    values: Sequence[tuple[str | None, int]] | None,
+) -> dict[str | None, int] | None:
+    """``--partitions`` as :func:`verify_paths` takes it (the last of repeated ones wins)."""
+    return dict(values) if values else None
+
+
+def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> None:
+    for problem in report.problems:
+        if quiet and problem.severity == "warning":
+            continue
+        out.write(problem.line() + "\n")
+    for topic in (report.placement or {}).values():
+        out.write(topic.line() + "\n")
+    out.write(report.summary() + "\n")
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    progress = None
+    if wanted(quiet=args.quiet):
+        total, files = log_bytes(args.paths)
+        progress = Progress.start("verify", total, files=files, quiet=args.quiet)
+    try:
+        report = verify_paths(
+            args.paths,
+            progress=progress,
+            partitioner=args.partitioner or args.partitioner_strict,
+            partitions=partition_counts(args.partitions),
+            partitioner_severity="error" if args.partitioner_strict else "warning",
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.json:
+        sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
+    else:
+        print_report(report, sys.stdout, quiet=args.quiet)
+    return 0 if report.ok else 1

@@ -1,0 +1,274 @@
+"""Names of the files and directories Kafka keeps in a log dir, and what they encode.
+
+Checked against Kafka's ``LogFileUtils`` (suffixes, ``offsetFromFileName``,
+``filenamePrefixFromOffset``), ``LogLoader.removeTempFilesAndCollectSwapFiles`` (which
+temporary suffixes exist), ``LocalLog.parseTopicPartitionName`` / ``logDirNameWithSuffix*``
+(partition directories, ``-delete`` / ``-future`` / ``-stray``) and raft's ``Snapshots``
+(KRaft ``.checkpoint`` files of ``__cluster_metadata-0``).
+
+A segment family shares one base offset, written as 20 zero-padded digits::
+
+    00000000000000000120.log         records
+    00000000000000000120.index       offset index (.index)
+    00000000000000000120.timeindex   time index
+    00000000000000000120.txnindex    aborted transactions
+    00000000000000000120.snapshot    producer state at offset 120 (exclusive)
+
+and any of them may carry one more suffix while the broker is replacing or dropping it:
+``.deleted`` (scheduled for deletion), ``.cleaned`` (cleaner output not yet swapped in),
+``.swap`` (about to replace the live file).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from ..errors import KafkaFormatError
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+TEMP_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX)
+
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+STRAY_DIR_SUFFIX = "-stray"
+
+KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
+KRAFT_SNAPSHOT_PARTIAL_SUFFIX = ".checkpoint.part"
+KRAFT_SNAPSHOT_DELETED_SUFFIX = ".checkpoint.deleted"
+
+#: Width of the zero-padded offset in segment file names (``filenamePrefixFromOffset``).
+OFFSET_WIDTH = 20
+#: Width of the zero-padded epoch in KRaft snapshot names (``Snapshots.EPOCH_WIDTH``).
+EPOCH_WIDTH = 10
+#: ``logDirNameWithSuffixCappedLength`` cuts the topic so the whole name fits in this.
+MAX_DIR_NAME_LENGTH = 255
+
+_INT64_MAX = (1 << 63) - 1
+_INT32_MIN = -(1 << 31)
+_INT32_MAX = (1 << 31) - 1
+
+# Java's Integer.parseInt: an optional sign and digits (ASCII only here; Java would also take
+# other Unicode digits, which no Kafka ever writes).
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class FileKind(enum.StrEnum):
+    """Which member of a segment family a file is; the value is its suffix without the dot."""
+
+    LOG = "log"
+    INDEX = "index"
+    TIME_INDEX = "timeindex"
+    TXN_INDEX = "txnindex"
+    PRODUCER_SNAPSHOT = "snapshot"
+
+    @property
+    def suffix(self) -> str:
+        return "." + self.value
+
+
+_KIND_BY_SUFFIX = {kind.suffix: kind for kind in FileKind}
+
+
+class DirState(enum.StrEnum):
+    """What a partition directory is for, from its name's suffix."""
+
+    LIVE = "live"
+    #: ``topic-N.<uuid>-delete``: renamed for asynchronous deletion.
+    DELETE = "delete"
+    #: ``topic-N.<uuid>-future``: a replica being moved to this log dir (alter log dirs).
+    FUTURE = "future"
+    #: ``topic-N.<uuid>-stray``: a replica the controller no longer assigns to this broker.
+    STRAY = "stray"
+
+
+_DIR_SUFFIXES = {
+    DELETE_DIR_SUFFIX: DirState.DELETE,
+    FUTURE_DIR_SUFFIX: DirState.FUTURE,
+    STRAY_DIR_SUFFIX: DirState.STRAY,
+}
+# LocalLog's Delete/Future/StrayDirPattern: ^(\S+)-(\S+)\.(\S+)<suffix>$
+_SUFFIXED_DIR = {
+    suffix: re.compile(r"(\S+)-(\S+)\.(\S+)" + re.escape(suffix), re.ASCII)
+    for suffix in _DIR_SUFFIXES
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFileName:
+    """A parsed segment-family file name such as ``00000000000000000120.index.swap``."""
+
+    name: str
+    base_offset: int
+    kind: FileKind
+    #: ``.deleted``, ``.cleaned`` or ``.swap``; None for a live file.
+    temp_suffix: str | None = None
+
+    @property
+    def is_live(self) -> bool:
+        return self.temp_suffix is None
+
+    @property
+    def is_canonical(self) -> bool:
+        """True when the offset is written as Kafka writes it: exactly 20 digits."""
+        return self.name == segment_file_name(self.base_offset, self.kind, self.temp_suffix)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDirName:
+    """A parsed partition directory name: ``topic-N`` or ``topic-N.<uuid>-delete`` etc."""
+
+    name: str
+    topic: str
+    partition: int
+    state: DirState = DirState.LIVE
+    #: The ``<uuid>`` (32 hex digits as Kafka writes it) of a suffixed directory.
+    unique_id: str | None = None
+
+    @property
+    def topic_maybe_truncated(self) -> bool:
+        """Kafka cuts the topic of ``-delete``/``-stray`` names to keep them within 255
+        characters (``logDirNameWithSuffixCappedLength``); a name of exactly that length may
+        therefore hold only a prefix of the real topic."""
+        return (
+            self.state in (DirState.DELETE, DirState.STRAY)
+            and len(self.name) == MAX_DIR_NAME_LENGTH
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class KraftSnapshotName:
+    """A KRaft metadata snapshot name: ``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``."""
+
+    name: str
+    end_offset: int
+    epoch: int
+    #: ``.checkpoint.part``: still being written.
+    partial: bool = False
+    #: ``.checkpoint.deleted``: marked for deletion.
+    deleted: bool = False
+
+
+def offset_from_file_name(name: str) -> int:
+    """The offset before the first dot, as ``LogFileUtils.offsetFromFileName`` reads it.
+
+    Raises ValueError when that part is not a non-negative int64 in decimal digits.
+    """
+    head = name.split(".", 1)[0]
+    if not _DIGITS.fullmatch(head) or int(head) > _INT64_MAX:
+        raise ValueError(f"{name!r} does not start with an offset")
+    return int(head)
+
+
+def segment_file_name(base_offset: int, kind: FileKind, temp_suffix: str | None = None) -> str:
+    """The name Kafka gives this file: 20 zero-padded digits, the suffix, any temp suffix."""
+    if not 0 <= base_offset <= _INT64_MAX:
+        raise ValueError(f"base offset {base_offset} is not a non-negative int64")
+    if temp_suffix is not None and temp_suffix not in TEMP_SUFFIXES:
+        raise ValueError(f"unknown temporary suffix {temp_suffix!r}")
+    return f"{base_offset:0{OFFSET_WIDTH}d}{kind.suffix}{temp_suffix or ''}"
+
+
+def parse_segment_file_name(name: str) -> SegmentFileName | None:
+    """Parse a segment-family file name; None for any other file (checkpoints, metadata...).
+
+    Kafka itself accepts any decimal offset before the first dot (``Long.parseLong``), not only
+    20 digits, so we do too; :attr:`SegmentFileName.is_canonical` tells them apart.
+    """
+    head, dot, rest = name.partition(".")
+    if not dot or not _DIGITS.fullmatch(head) or int(head) > _INT64_MAX:
+        return None
+    suffix = "." + rest
+    temp = None
+    for candidate in TEMP_SUFFIXES:
+        if suffix.endswith(candidate):
+            temp = candidate
+            suffix = suffix[: -len(candidate)]
+            break
+    kind = _KIND_BY_SUFFIX.get(suffix)
+    if kind is None:
+        return None
+    return SegmentFileName(name=name, base_offset=int(head), kind=kind, temp_suffix=temp)
+
+
+def parse_kraft_snapshot_name(name: str) -> KraftSnapshotName | None:
+    """Parse a KRaft snapshot file name as raft's ``Snapshots.parse`` does; None otherwise."""
+    partial = name.endswith(KRAFT_SNAPSHOT_PARTIAL_SUFFIX)
+    deleted = name.endswith(KRAFT_SNAPSHOT_DELETED_SUFFIX)
+    if not (partial or deleted or name.endswith(KRAFT_SNAPSHOT_SUFFIX)):
+        return None
+    offset_text = name[:OFFSET_WIDTH]
+    epoch_text = name[OFFSET_WIDTH + 1 : OFFSET_WIDTH + 1 + EPOCH_WIDTH]
+    if (
+        name[OFFSET_WIDTH : OFFSET_WIDTH + 1] != "-"
+        or not _DIGITS.fullmatch(offset_text)
+        or not _DIGITS.fullmatch(epoch_text)
+        or int(offset_text) > _INT64_MAX
+        or int(epoch_text) > _INT32_MAX
+    ):
+        return None
+    return KraftSnapshotName(
+        name=name,
+        end_offset=int(offset_text),
+        epoch=int(epoch_text),
+        partial=partial,
+        deleted=deleted,
+    )
+
+
+def parse_partition_dir_name(name: str) -> PartitionDirName:
+    """Topic and partition from a partition directory name, by ``LocalLog.parseTopicPartitionName``.
+
+    The partition is what follows the *last* dash, so topics with dashes work. A suffixed name
+    ``topic-N.<uuid>-delete`` (also ``-future``, ``-stray``) drops everything from its last dot.
+    Raises :class:`KafkaFormatError` (with ``file`` set to the name) where Kafka would refuse
+    the directory.
+    """
+
+    def refuse(why: str) -> KafkaFormatError:
+        return KafkaFormatError(
+            f"not a partition directory name ({why}); expected topic-partition or "
+            "topic-partition.uniqueId-delete/-future/-stray",
+            file=name,
+        )
+
+    if not name or "-" not in name:
+        raise refuse("no dash")
+    state = DirState.LIVE
+    unique_id = None
+    base = name
+    for suffix, suffix_state in _DIR_SUFFIXES.items():
+        if name.endswith(suffix):
+            if not _SUFFIXED_DIR[suffix].fullmatch(name):
+                raise refuse(f"malformed {suffix} name")
+            state = suffix_state
+            dot = name.rindex(".")
+            base = name[:dot]
+            unique_id = name[dot + 1 : -len(suffix)]
+            break
+    dash = base.rindex("-") if "-" in base else -1
+    topic, partition_text = base[:dash], base[dash + 1 :]
+    if dash < 0 or not topic or not partition_text:
+        raise refuse("empty topic or partition")
+    if not _JAVA_INT.fullmatch(partition_text) or not (
+        _INT32_MIN <= int(partition_text) <= _INT32_MAX
+    ):
+        raise refuse(f"partition {partition_text!r} is not an int32")
+    return PartitionDirName(
+        name=name, topic=topic, partition=int(partition_text), state=state, unique_id=unique_id
+    )
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    """The live directory name of a partition (``LocalLog.logDirName``)."""
+    return f"{topic}-{partition}"

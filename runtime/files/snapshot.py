@@ -1,0 +1,160 @@
+"""Reader for producer-state snapshots (``<offset>.snapshot``).
+
+Layout (``storage/src/main/resources/message/ProducerSnapshot.json``, validVersions "1", not
+flexible; before KAFKA-17056 the same bytes came from a ``Struct`` schema in
+``ProducerStateManager`` with fields version / crc / producer_entries), big-endian::
+
+    offset  size  field
+    0       2     version                    int16, 1 (the only version there has ever been)
+    2       4     crc                        uint32, CRC-32C of every byte from offset 6 to
+                                             the end of the file
+    6       4     entry count                int32 (-1 would be a null array: refused)
+    10      46*n  entries:
+                    producer_id              int64
+                    epoch                    int16
+                    last_sequence            int32
+                    last_offset              int64  (-1: no batch metadata)
+                    offset_delta             int32
+                    timestamp                int64
+                    coordinator_epoch        int32
+                    current_txn_first_offset int64  (-1: no transaction in progress)
+
+The offset in the file name is the log offset the snapshot was taken at (exclusive: the state
+after every record below it). Checks follow ``ProducerStateManager.readSnapshot``: version,
+then the structure, then the CRC; bytes after the last entry are accepted, as Kafka's reader
+leaves them unread (the CRC still covers them) -- :attr:`ProducerSnapshot.trailing_bytes`
+counts them.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+from ..errors import CrcMismatchError, IndexFileError
+from ..format.crc import crc32c
+from .names import FileKind, parse_segment_file_name
+
+PRODUCER_SNAPSHOT_VERSION = 1
+VERSION_OFFSET = 0
+CRC_OFFSET = 2
+#: ``PRODUCER_ENTRIES_OFFSET``: where the CRC-covered bytes begin.
+PRODUCER_ENTRIES_OFFSET = 6
+ENTRY_SIZE = 46
+
+_HEADER = struct.Struct(">hIi")
+_ENTRY = struct.Struct(">qhiqiqiq")
+assert _ENTRY.size == ENTRY_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerSnapshotEntry:
+    """One producer's state, field for field as stored."""
+
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int
+
+    @property
+    def has_batch_metadata(self) -> bool:
+        """Kafka keeps the last batch's metadata only when ``last_offset >= 0``."""
+        return self.last_offset >= 0
+
+    @property
+    def ongoing_txn_first_offset(self) -> int | None:
+        """The first offset of the open transaction, None when there is none (stored < 0)."""
+        return self.current_txn_first_offset if self.current_txn_first_offset >= 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerSnapshot:
+    """A whole snapshot file."""
+
+    version: int
+    crc: int
+    entries: tuple[ProducerSnapshotEntry, ...]
+    #: The offset from the file name, when it was read from a named file.
+    offset: int | None = None
+    #: Bytes after the last entry (Kafka ignores them; a writer of ours would not leave any).
+    trailing_bytes: int = 0
+
+
+def parse_producer_snapshot(
+    data: bytes | bytearray | memoryview,
+    *,
+    file: str | None = None,
+    offset: int | None = None,
+    check_crc: bool = True,
+) -> ProducerSnapshot:
+    """Decode snapshot bytes; IndexFileError for a bad version or structure,
+    CrcMismatchError (algorithm ``crc32c``) when the stored CRC is wrong."""
+    buf = memoryview(data).cast("B")
+
+    def fail(position: int, reason: str) -> IndexFileError:
+        return IndexFileError(f"producer snapshot: {reason}", file=file, position=position)
+
+    if len(buf) < 2:
+        raise fail(0, f"{len(buf)} bytes, too short for the version")
+    (version,) = struct.unpack_from(">h", buf, VERSION_OFFSET)
+    if version != PRODUCER_SNAPSHOT_VERSION:
+        raise fail(VERSION_OFFSET, f"unknown file version {version}")
+    if len(buf) < _HEADER.size:
+        raise fail(len(buf), f"{len(buf)} bytes, too short for the header ({_HEADER.size})")
+    _, stored_crc, count = _HEADER.unpack_from(buf, 0)
+    if count < 0:
+        raise fail(PRODUCER_ENTRIES_OFFSET, f"entry count {count}: a null array")
+    end = _HEADER.size + count * ENTRY_SIZE
+    if end > len(buf):
+        whole = (len(buf) - _HEADER.size) // ENTRY_SIZE
+        raise fail(
+            _HEADER.size + whole * ENTRY_SIZE,
+            f"{count} entries need {end} bytes, the file has {len(buf)}: truncated in entry "
+            f"{whole}",
+        )
+    if check_crc:
+        computed = crc32c(buf[PRODUCER_ENTRIES_OFFSET:])
+        if computed != stored_crc:
+            raise CrcMismatchError(
+                stored_crc, computed, algorithm="crc32c", file=file, position=CRC_OFFSET
+            )
+    entries = tuple(
+        ProducerSnapshotEntry(*fields) for fields in _ENTRY.iter_unpack(buf[_HEADER.size : end])
+    )
+    return ProducerSnapshot(
+        version=version,
+        crc=stored_crc,
+        entries=entries,
+        offset=offset,
+        trailing_bytes=len(buf) - end,
+    )
+
+
+def read_producer_snapshot(
+    path: str | os.PathLike[str], *, check_crc: bool = True
+) -> ProducerSnapshot:
+    """Read a ``.snapshot`` file; its offset comes from the name when the name has one."""
+    name = os.fspath(path)
+    parsed = parse_segment_file_name(os.path.basename(name))
+    offset = (
+        parsed.base_offset
+        if parsed is not None and parsed.kind is FileKind.PRODUCER_SNAPSHOT
+        else None
+    )
+    with open(name, "rb") as fh:
+        data = fh.read()
+    return parse_producer_snapshot(data, file=name, offset=offset, check_crc=check_crc)
+
+
+__all__ = [
+    "PRODUCER_SNAPSHOT_VERSION",
+    "ProducerSnapshot",
+    "ProducerSnapshotEntry",
+    "parse_producer_snapshot",
+    "read_producer_snapshot",
+]

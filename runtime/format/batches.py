@@ -1,0 +1,376 @@
+"""A frame's bytes to a :class:`~.model.Batch` and its records.
+
+The v2 batch header, read here field by field because a corrupt batch must still report
+its header (dump prints it with ``isvalid: false``), as ``DefaultRecordBatch.java`` lays it out::
+
+    offset  size  field
+    0       8     base_offset              int64
+    8       4     batch_length             int32   bytes from offset 12 to the end
+    12      4     partition_leader_epoch   int32
+    16      1     magic                    int8    2
+    17      4     crc                      uint32  CRC-32C of bytes 21..end
+    21      2     attributes               int16   codec 0-2, timestamp type 3,
+                                                   transactional 4, control 5, delete horizon 6
+    23      4     last_offset_delta        int32
+    27      8     base_timestamp           int64   (delete horizon when bit 6 is set)
+    35      8     max_timestamp            int64
+    43      8     producer_id              int64
+    51      2     producer_epoch           int16
+    53      4     base_sequence            int32
+    57      4     records_count            int32
+    61            records                  (compressed as a whole when codec != none)
+
+and the v0/v1 log entry (``LegacyRecord.java``)::
+
+    0   8  offset   8  4  message_size   12  4  crc (CRC-32 of 16..end)   16  1  magic
+    17  1  attributes (codec 0-2, timestamp type 3)   [18  8  timestamp, magic 1 only]
+    then key (int32 length, -1 null) and value (int32 length, -1 null)
+
+The records themselves go through the Kaitai-generated parsers (``record_list``,
+``legacy_message``, ``control_record_key``, ``end_txn_marker``), over the decompressed bytes
+when the batch is compressed.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from io import BytesIO
+
+from kaitaistruct import KaitaiStream, KaitaiStructError
+
+from ...generated.kaitai.control_record_key import ControlRecordKey
+from ...generated.kaitai.end_txn_marker import EndTxnMarker
+from ...generated.kaitai.legacy_message import LegacyMessage
+from ...generated.kaitai.record_list import RecordList
+from ..errors import CorruptBatchError, CrcMismatchError, KafkaFormatError
+from ..model import Batch, ControlMarker, ControlType, Header, Record, increment_sequence
+from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
+from .crc import BATCH_CRC_START, LEGACY_CRC_START, crc32, crc32c
+from .framing import Frame, iter_frames
+from .sizes import LEGACY_RECORD_OVERHEAD, max_record_count
+
+V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+V2_HEADER_SIZE = V2_HEADER.size  # 61
+#: batch_length of a batch with no records: everything after the length field.
+V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - 12
+
+LEGACY_PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
+
+CODEC_MASK = 0x07
+TIMESTAMP_TYPE_BIT = 0x08
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40
+
+# Everything the generated parsers raise on bytes that do not fit the schema.
+_PARSE_ERRORS = (KaitaiStructError, EOFError, ValueError, UnicodeDecodeError, struct.error)
+
+
+@dataclass(slots=True, frozen=True)
+class ReadOptions:
+    """How strictly and how far a batch is decoded."""
+
+    #: True: a mismatch is an error; "report": compute and record it only; False: skip.
+    verify_crc: bool | str = True
+    records: bool = True
+    max_decompressed_bytes: int = DEFAULT_MAX_BYTES
+
+
+def read_header(frame: Frame, *, file: str | None = None) -> Batch:
+    """The batch model of a frame, header fields only (no CRC, no records)."""
+    magic = frame.magic
+    if magic == 2:
+        return _v2_header(frame, file)
+    if magic in (0, 1):
+        return _legacy_header(frame, file)
+    raise CorruptBatchError(f"invalid magic {magic}: only 0, 1 and 2 exist")
+
+
+def read_batch(frame: Frame, options: ReadOptions, *, file: str | None = None) -> Batch:
+    """Header, CRC and (per ``options``) records of one frame; raises on any damage.
+
+    Errors carry the file, the frame's position and its base offset.
+    """
+    try:
+        batch = read_header(frame, file=file)
+        check_crc(batch, frame, options.verify_crc)
+        if options.records:
+            batch.records = decode_records(batch, frame, options)
+        return batch
+    except KafkaFormatError as exc:
+        exc.located(file=file, position=frame.position, base_offset=frame.base_offset)
+        raise
+
+
+def check_crc(batch: Batch, frame: Frame, verify: bool | str) -> None:
+    """Compute the batch's CRC into ``batch.computed_crc``; raise when it does not hold."""
+    if not verify:
+        return
+    if batch.magic == 2:
+        batch.computed_crc = crc32c(frame.data[BATCH_CRC_START:])
+        algorithm = "crc32c"
+    else:
+        batch.computed_crc = crc32(frame.data[LEGACY_CRC_START:])
+        algorithm = "crc32"
+    if batch.computed_crc != batch.crc and verify != "report":
+        raise CrcMismatchError(batch.crc, batch.computed_crc, algorithm=algorithm)
+
+
+def decode_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
+    """The records of a batch whose header has been read, with absolute offsets."""
+    if batch.magic == 2:
+        return _v2_records(batch, frame, options)
+    return _legacy_records(batch, frame, options)
+
+
+# --- v2 -------------------------------------------------------------------------------------
+
+
+def _v2_header(frame: Frame, file: str | None) -> Batch:
+    data = frame.data
+    if len(data) < V2_HEADER_SIZE:
+        raise CorruptBatchError(
+            f"batch length {len(data) - 12} is less than the v2 header ({V2_MIN_BATCH_LENGTH})"
+        )
+    (
+        base_offset,
+        _length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        records_count,
+    ) = V2_HEADER.unpack_from(data)
+    return Batch(
+        file=file,
+        position=frame.position,
+        base_offset=base_offset,
+        last_offset=base_offset + last_offset_delta,
+        size=len(data),
+        magic=magic,
+        attributes=attributes,
+        codec=attributes & CODEC_MASK,
+        timestamp_type=1 if attributes & TIMESTAMP_TYPE_BIT else 0,
+        crc=crc,
+        computed_crc=None,
+        partition_leader_epoch=leader_epoch,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        records_count=records_count,
+        is_transactional=bool(attributes & TRANSACTIONAL_BIT),
+        is_control=bool(attributes & CONTROL_BIT),
+        has_delete_horizon=bool(attributes & DELETE_HORIZON_BIT),
+    )
+
+
+def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
+    if batch.records_count < 0:
+        raise CorruptBatchError(f"negative record count {batch.records_count}")
+    if batch.records_count == 0:
+        # As DefaultRecordBatch.iterator: a batch of no records is not decompressed (an
+        # empty payload is no valid gzip/lz4/... stream, yet Kafka reads it as empty).
+        resolve_codec(batch.codec, magic=2)
+        return []
+    payload = frame.data[V2_HEADER_SIZE:]
+    if batch.codec:
+        payload = decompress(
+            batch.codec, payload, magic=2, max_bytes=options.max_decompressed_bytes
+        )
+    # A larger count is a lie, caught before looping.
+    if batch.records_count > max_record_count(len(payload)):
+        raise count_cannot_fit(batch.records_count, len(payload))
+    stream = KaitaiStream(BytesIO(payload))
+    try:
+        parsed = RecordList(batch.records_count, stream).records
+    except _PARSE_ERRORS as exc:
+        raise CorruptBatchError(f"malformed records: {_describe(exc)}") from None
+    leftover = len(payload) - stream.pos()
+    if leftover:
+        raise CorruptBatchError(
+            f"{leftover} bytes after the last of {batch.records_count} records "
+            "(incorrect declared batch size)"
+        )
+    log_append = batch.timestamp_type == 1
+    records = []
+    for raw in parsed:
+        body = raw.body
+        if not body._io.is_eof():
+            # DefaultRecord.readFrom: the fields must use exactly the record's length.
+            unread = body._io.size() - body._io.pos()
+            raise CorruptBatchError(
+                f"record at offset delta {body.offset_delta.value} has {unread} bytes "
+                "beyond its fields (invalid record size)"
+            )
+        offset_delta = body.offset_delta.value
+        sequence = (
+            increment_sequence(batch.base_sequence, offset_delta)
+            if batch.base_sequence >= 0
+            else None
+        )
+        records.append(
+            Record(
+                offset=batch.base_offset + offset_delta,
+                timestamp=batch.max_timestamp
+                if log_append
+                else batch.base_timestamp + body.timestamp_delta.value,
+                timestamp_type=batch.timestamp_type,
+                key=getattr(body, "key", None),
+                value=getattr(body, "value", None),
+                headers=[Header(h.key, getattr(h, "value", None)) for h in body.headers],
+                sequence=sequence,
+                control=_control_marker(body) if batch.is_control else None,
+                topic=batch.topic,
+                partition=batch.partition,
+            )
+        )
+    return records
+
+
+def _control_marker(body) -> ControlMarker:
+    key = getattr(body, "key", None)
+    if key is None or len(key) < 4:
+        raise CorruptBatchError("control record without a 4-byte key (version, type)")
+    parsed = ControlRecordKey(KaitaiStream(BytesIO(key)))
+    ctype = int(parsed.type)
+    value = getattr(body, "value", None)
+    if ctype in (ControlType.ABORT, ControlType.COMMIT):
+        if value is None or len(value) < 6:
+            raise CorruptBatchError(
+                "end transaction marker value shorter than 6 bytes (version, coordinator epoch)"
+            )
+        marker = EndTxnMarker(KaitaiStream(BytesIO(value)))
+        return ControlMarker(ctype, parsed.version, marker.coordinator_epoch, value)
+    return ControlMarker(ctype, parsed.version, None, value)
+
+
+# --- v0 / v1 --------------------------------------------------------------------------------
+
+
+def _legacy_header(frame: Frame, file: str | None) -> Batch:
+    data = frame.data
+    offset, size, crc, magic, attributes = LEGACY_PREFIX.unpack_from(data)
+    if size < LEGACY_RECORD_OVERHEAD[magic]:
+        raise CorruptBatchError(
+            f"message size {size} is less than the magic {magic} minimum "
+            f"({LEGACY_RECORD_OVERHEAD[magic]})"
+        )
+    timestamp = struct.unpack_from(">q", data, 18)[0] if magic == 1 else None
+    ts_type = -1 if magic == 0 else 1 if attributes & TIMESTAMP_TYPE_BIT else 0
+    return Batch(
+        file=file,
+        position=frame.position,
+        base_offset=offset,
+        last_offset=offset,
+        size=len(data),
+        magic=magic,
+        attributes=attributes & 0xFF,
+        codec=attributes & CODEC_MASK,
+        timestamp_type=ts_type,
+        crc=crc,
+        computed_crc=None,
+        base_timestamp=timestamp,
+        max_timestamp=timestamp,
+    )
+
+
+def _parse_legacy(data) -> LegacyMessage:
+    try:
+        return LegacyMessage(KaitaiStream(BytesIO(data)))
+    except _PARSE_ERRORS as exc:
+        raise CorruptBatchError(f"malformed message: {_describe(exc)}") from None
+
+
+def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
+    msg = _parse_legacy(frame.data)
+    value = getattr(msg, "value", None)
+    if batch.codec == 0:
+        record = Record(
+            offset=batch.base_offset,
+            timestamp=batch.base_timestamp,
+            timestamp_type=batch.timestamp_type,
+            key=getattr(msg, "key", None),
+            value=value,
+            topic=batch.topic,
+            partition=batch.partition,
+            crc=batch.crc,
+            crc_valid=batch.crc_valid,
+        )
+        return [record]
+    if value is None:
+        raise CorruptBatchError("compressed wrapper message with a null value")
+    inner_bytes = decompress(
+        batch.codec, value, magic=batch.magic, max_bytes=options.max_decompressed_bytes
+    )
+    inner: list[tuple[LegacyMessage, int]] = []
+    tails: list = []
+    for inner_frame in iter_frames(inner_bytes, tails=tails):
+        if inner_frame.magic not in (0, 1):
+            raise CorruptBatchError(f"inner message with magic {inner_frame.magic}")
+        msg_in = _parse_legacy(inner_frame.data)
+        if msg_in.attributes.compression != 0:
+            raise CorruptBatchError(
+                f"compressed inner message at inner offset {msg_in.offset} "
+                "(nested compression is not allowed)"
+            )
+        computed = crc32(inner_frame.data[LEGACY_CRC_START:])
+        if options.verify_crc and computed != msg_in.crc:
+            raise CrcMismatchError(
+                msg_in.crc, computed, algorithm=f"crc32 of inner message {msg_in.offset}"
+            )
+        inner.append((msg_in, computed))
+    if tails:
+        raise CorruptBatchError(f"{tails[0].size} trailing bytes after the inner messages")
+    if not inner:
+        raise CorruptBatchError("compressed wrapper message holds no inner messages")
+    # v1 inner offsets are relative: the wrapper carries the last one's absolute offset.
+    # Wrappers written with offset 0 (some librdkafka versions) give a negative base: keep
+    # the relative offsets then, as kafka-python does.
+    base = 0
+    if batch.magic == 1:
+        base = batch.base_offset - inner[-1][0].offset
+        if base < 0:
+            base = 0
+    wrapper_log_append = batch.timestamp_type == 1
+    records = []
+    for msg_in, computed in inner:
+        if batch.magic == 0:
+            ts, ts_type = None, -1
+        elif wrapper_log_append:
+            ts, ts_type = batch.base_timestamp, 1
+        else:
+            ts, ts_type = msg_in.timestamp, 0
+        records.append(
+            Record(
+                offset=base + msg_in.offset,
+                timestamp=ts,
+                timestamp_type=ts_type,
+                key=getattr(msg_in, "key", None),
+                value=getattr(msg_in, "value", None),
+                topic=batch.topic,
+                partition=batch.partition,
+                crc=msg_in.crc,
+                crc_valid=computed == msg_in.crc,
+            )
+        )
+    return records
+
+
+def count_cannot_fit(count: int, size: int) -> CorruptBatchError:
+    """The error for a v2 batch whose record count exceeds ``max_record_count(size)``."""
+    return CorruptBatchError(f"record count {count} cannot fit in {size} bytes of records")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]

@@ -1,0 +1,119 @@
+"""Compressed wrappers and batches the numba kernels decompress themselves: planned here.
+
+A v0/v1 wrapper or a v2 batch holds about a thousand records. Decompressing it from Python
+costs a dozen Python steps per batch (the CRC, the bounds, the blocks, a buffer), all holding
+the GIL, and a buffer that has left the cache before its records are read. Here one kernel call
+plans every wrapper (:func:`plan_wrappers`) or batch (:func:`plan_batches`) of a chunk whose
+codec a kernel decodes: snappy (``kernel_snappy``), always, and LZ4 (``kernel_lz4``) when its
+library function was found. ``fastscan.decode_sections`` then decompresses each one
+(:func:`decode_payload`) into a scratch buffer that stays in the cache while its records are
+decoded from it.
+
+A plan is the payload's place in the buffer and its capacity: the most it decompresses to
+(snappy states it exactly, LZ4 bounds it). A wrapper or batch whose CRC fails, whose bounds do
+not hold, whose framing the kernel does not take, or whose capacity reaches the caller's room
+(``max_bytes`` + 1) gets capacity -1 and takes the Python path (``columnar._prepare_wrapper``,
+``_prepare_v2``), which raises the reference's errors.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ..format.crc import BATCH_CRC_OFFSET, BATCH_CRC_START
+from ..format.sizes import V2_BATCH_HEADER
+
+# numba's cache checks only this file: see the note in fastscan.py.
+from .addresses import be32, be32u
+from .crc32 import crc32, crc32c
+from .lz4 import decode_frames, frame_capacity
+from .snappy import decode_snappy, snappy_capacity
+
+__all__ = ["LZ4", "SNAPPY", "decode_payload", "plan_batches", "plan_wrappers"]
+
+#: The codec ids (attributes & 7) the kernels decode.
+SNAPPY = 2
+LZ4 = 3
+
+_jit = njit(cache=True)
+_kernel = njit(cache=True, nogil=True)
+
+
+@_jit
+def _capacity(codec, buf, start, end, kafka_header_checksum):
+    if codec == SNAPPY:
+        return snappy_capacity(buf, start, end)
+    return frame_capacity(buf, start, end, kafka_header_checksum)
+
+
+@_jit
+def decode_payload(codec, lz4_fn, buf, start, end, dst, capacity, limit):
+    """Decompress the planned payload ``buf + start:end`` into ``dst`` (``capacity`` bytes at
+    most; ``limit``: where the buffer at ``dst`` ends); the bytes written, or -1 where the
+    payload does not decode. LZ4 blocks go to ``LZ4_decompress_safe`` at ``lz4_fn``."""
+    if codec == SNAPPY:
+        return decode_snappy(buf, start, end, dst, capacity, limit)
+    return decode_frames(lz4_fn, buf, start, end, dst, capacity)
+
+
+@_kernel
+def plan_wrappers(buf, positions, ends, magics, codecs, verify, room, out):
+    """For each v0/v1 wrapper entry ``buf + positions[k]:ends[k]`` compressed with
+    ``codecs[k]``: its CRC checked (with ``verify``), its value found, its framing checked;
+    ``out[k]`` = (value start, value end, capacity), or capacity -1 for a wrapper the Python
+    path must take (also when the capacity reaches ``room``, where only the Python path's
+    streaming decoders can enforce the bound). Magic 0 LZ4 frames carry Kafka 0.8's header
+    checksum, which is not checked."""
+    for k in range(positions.shape[0]):
+        out[k, 2] = -1
+        pos = positions[k]
+        end = ends[k]
+        if verify:
+            stored = be32u(buf, pos + 12)
+            if crc32(buf, pos + 16, end) != stored:
+                continue
+        p = pos + (26 if magics[k] == 1 else 18)
+        if end - p < 4:
+            continue
+        key_len = be32(buf, p)
+        p += 4
+        if key_len >= 0:
+            if key_len > end - p:
+                continue
+            p += key_len
+        if end - p < 4:
+            continue
+        value_len = be32(buf, p)
+        p += 4
+        if value_len <= 0 or value_len > end - p:
+            continue
+        capacity = _capacity(codecs[k], buf, p, p + value_len, magics[k] != 0)
+        if capacity < 0 or capacity >= room:
+            continue
+        out[k, 0] = p
+        out[k, 1] = p + value_len
+        out[k, 2] = capacity
+
+
+@_kernel
+def plan_batches(buf, starts, ends, counts, codecs, verify, room, crc32c_fn, out):
+    """For each v2 batch compressed with ``codecs[k]`` whose records lie at
+    ``buf + starts[k]:ends[k]``: its CRC-32C checked (with ``verify``, by the function at
+    ``crc32c_fn``) and its framing checked; ``out[k]`` = capacity, or -1 for a batch the
+    Python path must take (no records, a negative count, framing the kernel does not take, a
+    capacity reaching ``room``)."""
+    for k in range(starts.shape[0]):
+        out[k] = -1
+        start = starts[k]
+        end = ends[k]
+        pos = start - V2_BATCH_HEADER
+        if verify:
+            stored = be32u(buf, pos + BATCH_CRC_OFFSET)
+            if crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, end) != stored:
+                continue
+        if counts[k] <= 0 or start >= end:
+            continue
+        capacity = _capacity(codecs[k], buf, start, end, True)
+        if capacity < 0 or capacity >= room:
+            continue
+        out[k] = capacity

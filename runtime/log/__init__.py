@@ -1,0 +1,2 @@
+"""Layer 4, log semantics (Kafka's ``storage/.../internals/log``): partitions and their
+look-ups, producer state, the log cleaner."""

@@ -1,0 +1,604 @@
+"""A partition directory as the broker sees it: segments, indexes, and look-ups through them.
+
+A ``topic-N`` directory holds segments named by their base offset (``LocalLog`` keeps them in
+a map ordered by it), each a ``.log`` with an optional ``.index``, ``.timeindex`` and
+``.txnindex``, plus producer ``.snapshot`` files and a ``leader-epoch-checkpoint``.
+
+Look-ups follow the broker step by step, so that they read what it reads:
+
+* offset (``LocalLog.read`` -> ``LogSegment.translateOffset``): the segment with the largest
+  base offset <= the target (binary search), the offset index entry with the largest offset
+  <= the target, then batch headers from that entry's position until a batch's last offset is
+  >= the target (``FileRecords.searchForOffsetWithSize``); if the segment ends first, the
+  next segment the same way.
+* timestamp (``UnifiedLog.fetchOffsetByTimestamp`` -> ``LogSegment.findOffsetByTimestamp``):
+  the first segment whose largest timestamp is >= the target, the time index entry with the
+  largest timestamp <= the target, the offset index entry for that offset, then batches from
+  there until one has max timestamp >= the target, and in it the first record with timestamp
+  >= the target and offset >= the log start offset (``FileRecords.searchForTimestamp``).
+
+Where an index is missing, fails its checks, or disagrees with the log at the position it
+gives (the batch there must end at or before the entry's offset, as ``LogSegment.append``
+writes it), the segment is scanned from byte 0 instead and the result says
+``used_index=False``. Every look-up counts the log bytes it touches (:class:`ReadStats`), so a
+caller can see that the index spared it the rest of the segment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import KafkaFormatError
+from ..files.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    EpochEntry,
+    TopicPartition,
+    read_leader_epoch_checkpoint,
+    read_offset_checkpoint,
+)
+from ..files.indexes import OffsetIndex, OffsetPosition, TimeIndex, timestamp_scan_start
+from ..files.names import FileKind, parse_partition_dir_name, parse_segment_file_name
+from ..files.snapshot import ProducerSnapshot, read_producer_snapshot
+from ..files.txnindex import AbortedTxn, TransactionIndex
+from ..format.batches import ReadOptions, check_crc, read_batch, read_header
+from ..format.framing import Frame, iter_frames
+from ..format.sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
+from ..model import Batch, Record
+from ..read.sources import LogInput
+
+_KEY_VALUE_LENGTHS = 8
+
+#: Bytes a reader must look at to know a batch's offsets and max timestamp, per magic
+#: (frame header + v0/v1 message header up to the timestamp, without the key and value
+#: lengths; the whole v2 batch header): 18, 26, 61.
+HEADER_BYTES = {
+    **{magic: size - _KEY_VALUE_LENGTHS for magic, size in LEGACY_MESSAGE_HEADER.items()},
+    2: V2_BATCH_HEADER,
+}
+
+
+@dataclass(slots=True, frozen=True)
+class Segment:
+    """One segment: its base offset (from the file name) and the files that exist for it."""
+
+    base_offset: int
+    log: Path
+    index: Path | None
+    timeindex: Path | None
+    txnindex: Path | None
+    #: Size of the .log file in bytes when the partition was opened.
+    size: int
+
+
+@dataclass(slots=True, frozen=True)
+class SnapshotFile:
+    """A producer state snapshot, taken at ``offset`` (exclusive)."""
+
+    offset: int
+    path: Path
+
+
+@dataclass(slots=True)
+class ReadStats:
+    """Log bytes a look-up touched.
+
+    ``bytes_read`` counts the bytes really looked at: the header of every batch passed over
+    and the whole of every batch decoded. ``bytes_scanned`` counts the span of file a
+    sequential reader would have had to go through (from each scan's start position to the
+    end of the last batch it looked at). Index files are not counted: a binary search touches
+    a few entries of them.
+    """
+
+    bytes_read: int = 0
+    bytes_scanned: int = 0
+    batches_scanned: int = 0
+    #: Batches whose records were decoded.
+    batches_decoded: int = 0
+    # (file, position) of batches read whole, so that one read twice (CRC check, then
+    # decoding) is counted once.
+    _whole: set[tuple[str, int]] = field(default_factory=set, repr=False, compare=False)
+
+    def add(self, other: ReadStats) -> None:
+        self.bytes_read += other.bytes_read
+        self.bytes_scanned += other.bytes_scanned
+        self.batches_scanned += other.batches_scanned
+        self.batches_decoded += other.batches_decoded
+
+    def read_whole(self, file: str, frame: Frame) -> None:
+        """Count the rest of a batch whose header was counted already."""
+        if (file, frame.position) not in self._whole:
+            self._whole.add((file, frame.position))
+            self.bytes_read += frame.size - min(frame.size, HEADER_BYTES.get(frame.magic, 0))
+
+
+@dataclass(slots=True)
+class LookupResult:
+    """Where a look-up landed: the batch holding the record, and the record itself.
+
+    ``record`` is the record with the requested offset, or the next one when that offset is
+    gone (compaction); for a timestamp look-up, the first record with timestamp >= the
+    target. It may be a control record (a transaction marker): it is what lies there.
+    ``record`` is None only when ``batch`` covers the target but holds no record at or after
+    it and no batch follows it.
+    """
+
+    segment: Segment
+    position: int
+    batch: Batch
+    record: Record | None
+    used_index: bool
+    stats: ReadStats
+    #: Why an index was not used (missing, damaged, inconsistent with the log); None if it was.
+    index_note: str | None = None
+
+
+class _IndexDisagrees(Exception):
+    """The batch at an index entry's position contradicts the entry."""
+
+
+@dataclass(slots=True)
+class Partition:
+    """A partition directory: its segments in base-offset order and its other files."""
+
+    path: Path
+    topic: str | None
+    partition: int | None
+    segments: list[Segment]
+    snapshots: list[SnapshotFile]
+    leader_epoch_checkpoint: Path | None
+    #: Bytes touched by every look-up made through this object so far.
+    stats: ReadStats = field(default_factory=ReadStats)
+    #: Index files without a .log of the same base offset (``.index``, ``.timeindex``,
+    #: ``.txnindex``): the broker deletes them at start-up.
+    orphans: list[Path] = field(default_factory=list)
+    verify_crc: bool = True
+
+    # --- opening --------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Partition:
+        """Read the directory listing (nothing else is read until a look-up asks)."""
+        directory = Path(path)
+        if not directory.is_dir():
+            raise KafkaFormatError("not a directory", file=str(directory))
+        try:
+            parsed_dir = parse_partition_dir_name(directory.name)
+            topic, partition = parsed_dir.topic, parsed_dir.partition
+        except KafkaFormatError:
+            topic = partition = None
+        logs: dict[int, Path] = {}
+        companions: dict[FileKind, dict[int, Path]] = {
+            FileKind.INDEX: {},
+            FileKind.TIME_INDEX: {},
+            FileKind.TXN_INDEX: {},
+        }
+        snapshots = []
+        for entry in directory.iterdir():
+            parsed = parse_segment_file_name(entry.name)
+            if parsed is None or not parsed.is_live or not entry.is_file():
+                continue
+            if parsed.kind is FileKind.LOG:
+                logs[parsed.base_offset] = entry
+            elif parsed.kind is FileKind.PRODUCER_SNAPSHOT:
+                snapshots.append(SnapshotFile(parsed.base_offset, entry))
+            else:
+                companions[parsed.kind][parsed.base_offset] = entry
+        segments = [
+            Segment(
+                base_offset=base,
+                log=log,
+                index=companions[FileKind.INDEX].get(base),
+                timeindex=companions[FileKind.TIME_INDEX].get(base),
+                txnindex=companions[FileKind.TXN_INDEX].get(base),
+                size=log.stat().st_size,
+            )
+            for base, log in sorted(logs.items())
+        ]
+        orphans = sorted(
+            p for files in companions.values() for base, p in files.items() if base not in logs
+        )
+        checkpoint = directory / LEADER_EPOCH_CHECKPOINT
+        return cls(
+            path=directory,
+            topic=topic,
+            partition=partition,
+            segments=segments,
+            snapshots=sorted(snapshots, key=lambda s: s.offset),
+            leader_epoch_checkpoint=checkpoint if checkpoint.is_file() else None,
+            orphans=orphans,
+        )
+
+    # --- partition-level files ------------------------------------------------------------
+
+    def leader_epochs(self) -> list[EpochEntry]:
+        """Entries of ``leader-epoch-checkpoint``; empty when the file is absent."""
+        if self.leader_epoch_checkpoint is None:
+            return []
+        return read_leader_epoch_checkpoint(self.leader_epoch_checkpoint)
+
+    def producer_snapshot(self, snapshot: SnapshotFile | None = None) -> ProducerSnapshot | None:
+        """The given snapshot, by default the latest one (what the broker loads); None when
+        there is none. CRC-checked."""
+        if snapshot is None:
+            if not self.snapshots:
+                return None
+            snapshot = self.snapshots[-1]
+        return read_producer_snapshot(snapshot.path)
+
+    def aborted_transactions(self) -> list[AbortedTxn]:
+        """Every entry of every ``.txnindex``, in segment order (``allAbortedTxns``)."""
+        found: list[AbortedTxn] = []
+        for segment in self.segments:
+            if segment.txnindex is not None:
+                found.extend(TransactionIndex.open(segment.txnindex, segment.base_offset))
+        return found
+
+    @property
+    def log_start_offset(self) -> int | None:
+        """``log-start-offset-checkpoint`` of the parent log dir when it names this
+        partition, never below the first segment's base offset; None without segments."""
+        if not self.segments:
+            return None
+        first = self.segments[0].base_offset
+        checkpoint = self.path.parent / LOG_START_OFFSET_CHECKPOINT
+        if self.topic is not None and self.partition is not None and checkpoint.is_file():
+            with contextlib.suppress(KafkaFormatError, OSError):
+                offsets = read_offset_checkpoint(checkpoint)
+                stored = offsets.get(TopicPartition(self.topic, self.partition))
+                if stored is not None:
+                    return max(stored, first)
+        return first
+
+    def log_end_offset(self) -> int | None:
+        """The offset the next record would get (``LogSegment.readNextOffset`` of the last
+        segment holding a batch); None without segments."""
+        if not self.segments:
+            return None
+        for segment in reversed(self.segments):
+            last = None
+            with self._open_log(segment) as view:
+                start = self._safe_last_index_position(segment, view)
+                for _frame, batch in self._headers(view, segment, start, ReadStats()):
+                    last = batch
+            if last is not None:
+                return last.next_offset
+        return self.segments[0].base_offset
+
+    # --- offset look-up -------------------------------------------------------------------
+
+    def segment_for_offset(self, offset: int) -> int | None:
+        """Index in :attr:`segments` of the floor segment (largest base offset <= offset)."""
+        bases = [s.base_offset for s in self.segments]
+        slot = bisect_right(bases, offset) - 1
+        return slot if slot >= 0 else None
+
+    def find_offset(self, offset: int) -> LookupResult | None:
+        """The batch and record at ``offset`` (or the next offset present), as a fetch at
+        ``offset`` would find it; None when nothing at or after ``offset`` exists, or the
+        offset is below the log start offset."""
+        start = self.log_start_offset
+        if start is None or offset < start:
+            return None
+        slot = self.segment_for_offset(offset)
+        if slot is None:
+            slot = 0
+        stats = ReadStats()
+        fallback = None
+        try:
+            for segment in self.segments[slot:]:
+                found = self._find_in_segment(segment, offset, stats)
+                if found is not None and found.record is not None:
+                    return found
+                fallback = fallback or found
+            return fallback
+        finally:
+            self.stats.add(stats)
+
+    def _find_in_segment(
+        self, segment: Segment, offset: int, stats: ReadStats
+    ) -> LookupResult | None:
+        with self._open_log(segment) as view:
+            entry, note = self._offset_index_entry(segment, offset, len(view))
+            if entry is not None:
+                try:
+                    hit = self._scan_for_offset(view, segment, entry, offset, stats)
+                except (_IndexDisagrees, KafkaFormatError) as exc:
+                    note = _distrust(f"offset index entry ({entry.offset}, {entry.position})", exc)
+                else:
+                    return self._result(view, segment, hit, offset, True, None, stats)
+            hit = self._scan_for_offset(view, segment, None, offset, stats)
+            return self._result(view, segment, hit, offset, False, note, stats)
+
+    def _scan_for_offset(
+        self,
+        view: memoryview,
+        segment: Segment,
+        entry: OffsetPosition | None,
+        offset: int,
+        stats: ReadStats,
+    ) -> tuple[Frame, Batch] | None:
+        start = entry.position if entry is not None else 0
+        checking = entry is not None and entry.position > 0
+        for frame, batch in self._headers(view, segment, start, stats):
+            if checking:
+                _check_entry(entry, frame, batch, segment, stats)
+                checking = False
+            if batch.last_offset >= offset:
+                return frame, batch
+        if checking:
+            raise _IndexDisagrees(f"points at position {start}, where no whole batch starts")
+        return None
+
+    # --- timestamp look-up ----------------------------------------------------------------
+
+    def largest_timestamp(self, segment: Segment, stats: ReadStats | None = None) -> int:
+        """The segment's largest timestamp as the broker knows it: the last time index entry
+        (written when the segment was closed), or, when the index is missing, damaged, empty
+        or untrimmed (a segment that was never closed), the largest batch max timestamp
+        found by reading every batch header. -1 when no record has a timestamp."""
+        own = stats is None
+        stats = ReadStats() if stats is None else stats
+        try:
+            if segment.timeindex is not None:
+                with (
+                    contextlib.suppress(KafkaFormatError, OSError),
+                    TimeIndex.open(segment.timeindex, segment.base_offset, strict=False) as index,
+                ):
+                    if index.problem is None and len(index) and not index.zero_tail_slots:
+                        return index.last_entry().timestamp
+            largest = -1
+            with self._open_log(segment) as view:
+                for _frame, batch in self._headers(view, segment, 0, stats):
+                    if batch.max_timestamp is not None and batch.max_timestamp > largest:
+                        largest = batch.max_timestamp
+            return largest
+        finally:
+            if own:
+                self.stats.add(stats)
+
+    def find_timestamp(
+        self, timestamp: int, *, starting_offset: int | None = None
+    ) -> LookupResult | None:
+        """The first record with timestamp >= ``timestamp`` and offset >= ``starting_offset``
+        (default: the log start offset), as ListOffsets finds it; None when there is none."""
+        log_start = self.log_start_offset
+        if log_start is None:
+            return None
+        if starting_offset is None:
+            starting_offset = log_start
+        stats = ReadStats()
+        try:
+            # The broker searches only the first segment whose largest timestamp reaches the
+            # target; going on matters only when an index overstated that timestamp.
+            for segment in self.segments:
+                if self.largest_timestamp(segment, stats) < timestamp:
+                    continue
+                found = self._timestamp_in_segment(segment, timestamp, starting_offset, stats)
+                if found is not None:
+                    return found
+            return None
+        finally:
+            self.stats.add(stats)
+
+    def _timestamp_in_segment(
+        self, segment: Segment, timestamp: int, starting_offset: int, stats: ReadStats
+    ) -> LookupResult | None:
+        with self._open_log(segment) as view:
+            entry, note = self._timestamp_start(segment, timestamp, starting_offset, len(view))
+            if entry is not None:
+                try:
+                    hit = self._scan_for_timestamp(
+                        view, segment, entry, timestamp, starting_offset, stats
+                    )
+                    return self._finish_timestamp(segment, hit, True, None, stats)
+                except (_IndexDisagrees, KafkaFormatError) as exc:
+                    note = _distrust(f"index entry ({entry.offset}, {entry.position})", exc)
+            hit = self._scan_for_timestamp(view, segment, None, timestamp, starting_offset, stats)
+            return self._finish_timestamp(segment, hit, False, note, stats)
+
+    def _timestamp_start(
+        self, segment: Segment, timestamp: int, starting_offset: int, size: int
+    ) -> tuple[OffsetPosition | None, str | None]:
+        if segment.timeindex is None:
+            return None, "no time index"
+        if segment.index is None:
+            return None, "no offset index"
+        try:
+            with (
+                TimeIndex.open(segment.timeindex, segment.base_offset, strict=False) as tindex,
+                OffsetIndex.open(segment.index, segment.base_offset, strict=False) as oindex,
+            ):
+                for index in (tindex, oindex):
+                    if index.problem is not None:
+                        return None, str(index.problem)
+                entry = timestamp_scan_start(tindex, oindex, timestamp, starting_offset)
+        except (KafkaFormatError, OSError) as exc:
+            return None, str(exc)
+        if entry.position >= size and entry.position > 0:
+            return None, f"index position {entry.position} is past the end of the log ({size})"
+        return entry, None
+
+    def _scan_for_timestamp(
+        self,
+        view: memoryview,
+        segment: Segment,
+        entry: OffsetPosition | None,
+        timestamp: int,
+        starting_offset: int,
+        stats: ReadStats,
+    ) -> tuple[Frame, Batch, Record] | None:
+        start = entry.position if entry is not None else 0
+        checking = entry is not None and entry.position > 0
+        for frame, batch in self._headers(view, segment, start, stats):
+            if checking:
+                _check_entry(entry, frame, batch, segment, stats)
+                checking = False
+            if batch.max_timestamp is None or batch.max_timestamp < timestamp:
+                continue
+            if batch.last_offset < starting_offset:
+                continue
+            full = self._decode(frame, segment, stats)
+            for record in full.records or ():
+                if (
+                    record.timestamp is not None
+                    and record.timestamp >= timestamp
+                    and record.offset >= starting_offset
+                ):
+                    return frame, full, record
+        if checking:
+            raise _IndexDisagrees(f"points at position {start}, where no whole batch starts")
+        return None
+
+    def _finish_timestamp(
+        self,
+        segment: Segment,
+        hit: tuple[Frame, Batch, Record] | None,
+        used_index: bool,
+        note: str | None,
+        stats: ReadStats,
+    ) -> LookupResult | None:
+        if hit is None:
+            return None
+        frame, batch, record = hit
+        return LookupResult(segment, frame.position, batch, record, used_index, stats, note)
+
+    # --- shared machinery -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _open_log(self, segment: Segment) -> Iterator[memoryview]:
+        with LogInput(str(segment.log), path=segment.log).open() as view:
+            yield view
+
+    def _offset_index_entry(
+        self, segment: Segment, offset: int, size: int
+    ) -> tuple[OffsetPosition | None, str | None]:
+        if segment.index is None:
+            return None, "no offset index"
+        try:
+            with OffsetIndex.open(segment.index, segment.base_offset, strict=False) as index:
+                if index.problem is not None:
+                    return None, str(index.problem)
+                entry = index.lookup(offset)
+        except (KafkaFormatError, OSError) as exc:
+            return None, str(exc)
+        if entry.position >= size and entry.position > 0:
+            return None, (
+                f"offset index entry ({entry.offset}, {entry.position}) points past the end "
+                f"of the log ({size} bytes)"
+            )
+        return entry, None
+
+    def _safe_last_index_position(self, segment: Segment, view: memoryview) -> int:
+        """Where to start reading for the last batch: the last index entry if it checks out."""
+        if segment.index is None:
+            return 0
+        try:
+            with OffsetIndex.open(segment.index, segment.base_offset, strict=False) as index:
+                if index.problem is not None or not len(index):
+                    return 0
+                entry = index.last_entry()
+        except (KafkaFormatError, OSError):
+            return 0
+        if entry.position >= len(view):
+            return 0
+        try:
+            stats = ReadStats()
+            for frame, batch in self._headers(view, segment, entry.position, stats):
+                _check_entry(entry, frame, batch, segment, stats)
+                return entry.position
+        except (_IndexDisagrees, KafkaFormatError):
+            return 0
+        return 0
+
+    def _headers(
+        self, view: memoryview, segment: Segment, start: int, stats: ReadStats
+    ) -> Iterator[tuple[Frame, Batch]]:
+        """Batch headers from ``start`` on, counted in ``stats``; damage raises."""
+        for frame in iter_frames(view, file=str(segment.log), start=start):
+            batch = read_header(frame, file=str(segment.log))
+            stats.bytes_read += min(frame.size, HEADER_BYTES.get(frame.magic, frame.size))
+            stats.bytes_scanned += frame.size
+            stats.batches_scanned += 1
+            yield frame, batch
+
+    def _decode(self, frame: Frame, segment: Segment, stats: ReadStats) -> Batch:
+        options = ReadOptions(verify_crc="report" if self.verify_crc else False)
+        batch = read_batch(frame, options, file=str(segment.log))
+        batch.topic, batch.partition = self.topic, self.partition
+        for record in batch.records or ():
+            record.topic, record.partition = self.topic, self.partition
+        stats.read_whole(str(segment.log), frame)
+        stats.batches_decoded += 1
+        return batch
+
+    def _result(
+        self,
+        view: memoryview,
+        segment: Segment,
+        hit: tuple[Frame, Batch] | None,
+        offset: int,
+        used_index: bool,
+        note: str | None,
+        stats: ReadStats,
+    ) -> LookupResult | None:
+        if hit is None:
+            return None
+        frame, _header = hit
+        batch = self._decode(frame, segment, stats)
+        record = _first_at_or_after(batch, offset)
+        if record is None:
+            # Compaction can leave a batch whose last records are gone; the next record
+            # present is the first one of a later batch.
+            for next_frame, _ in self._headers(view, segment, frame.position + frame.size, stats):
+                later = self._decode(next_frame, segment, stats)
+                record = _first_at_or_after(later, offset)
+                if record is not None:
+                    return LookupResult(
+                        segment, next_frame.position, later, record, used_index, stats, note
+                    )
+        return LookupResult(segment, frame.position, batch, record, used_index, stats, note)
+
+
+def _check_entry(
+    entry: OffsetPosition, frame: Frame, batch: Batch, segment: Segment, stats: ReadStats
+) -> None:
+    """Is the batch an index entry points at really there? The broker writes (last offset of
+    the batch, its position) -- brokers before per-batch indexing wrote (last offset of a
+    multi-batch append, position of its first batch) -- so the batch must lie in the segment,
+    end at or before the entry's offset, and hold its CRC. A position in the middle of a batch
+    reads garbage that fails one of these."""
+    if batch.last_offset > entry.offset or batch.base_offset < segment.base_offset:
+        raise _IndexDisagrees(
+            f"disagrees with the log: the batch at position {frame.position} holds offsets "
+            f"{batch.base_offset}..{batch.last_offset}"
+        )
+    check_crc(batch, frame, True)
+    stats.read_whole(str(segment.log), frame)
+
+
+def _distrust(what: str, exc: Exception) -> str:
+    """Why an index entry was set aside, for :attr:`LookupResult.index_note`."""
+    return f"{what} {exc}" if isinstance(exc, _IndexDisagrees) else f"{what} leads to {exc}"
+
+
+def _first_at_or_after(batch: Batch, offset: int) -> Record | None:
+    for record in batch.records or ():
+        if record.offset >= offset:
+            return record
+    return None
+
+
+__all__ = [
+    "HEADER_BYTES",
+    "LookupResult",
+    "Partition",
+    "ReadStats",
+    "Segment",
+    "SnapshotFile",
+]

@@ -1,0 +1,1 @@
+"""Layer 4, Kafka's message serialisation and the internal topics' records."""

@@ -1,0 +1,172 @@
+"""``iter_batches`` and ``iter_records``: the runtime's front door.
+
+    >>> for record in iter_records("/var/lib/kafka/orders-0", isolation="read_committed"):
+    ...     print(record.offset, record.key, record.value)
+
+Errors: ``errors="strict"`` (the default) raises the first :class:`KafkaFormatError`;
+``errors="skip"`` yields a damaged batch with ``batch.error`` set (and no records), notes the
+error in ``report`` and goes on with the next frame, which is possible whenever the damaged
+batch's frame (its length) is intact. Truncated tails are never errors; they are noted in
+``report.truncated``, like kafka-dump-log's "Found N invalid bytes at the end".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Literal
+
+from ..errors import FramingError, KafkaFormatError
+from ..format.batches import ReadOptions, read_batch, read_header
+from ..format.codecs import DEFAULT_MAX_BYTES
+from ..format.framing import iter_frames, iter_stream_frames
+from ..model import Batch, ControlType, Record, Report
+from .sources import LogInput, Source, mappable_fileno, resolve
+from .transactions import AbortedTransactions, collect_aborted
+
+Errors = Literal["strict", "skip"]
+Isolation = Literal["read_uncommitted", "read_committed"]
+
+
+def iter_batches(
+    source: Source,
+    *,
+    records: bool | Callable[[Batch], bool] = True,
+    verify_crc: bool | Literal["report"] = True,
+    errors: Errors = "strict",
+    max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
+    report: Report | None = None,
+    name: str | None = None,
+) -> Iterator[Batch]:
+    """Every batch of ``source`` in order, decoded per the options.
+
+    ``records`` may be a predicate over the batch header, to decode only some batches'
+    records (e.g. control batches). ``verify_crc="report"`` computes every CRC into
+    ``batch.computed_crc`` without failing on a mismatch, so a damaged batch's records can
+    still be looked at (as kafka-dump-log does). ``name`` labels bytes and streams in errors.
+    """
+    if errors not in ("strict", "skip"):
+        raise ValueError(f"errors must be 'strict' or 'skip', not {errors!r}")
+    report = report if report is not None else Report()
+    for log in resolve(source, name=name):
+        yield from _file_batches(log, records, verify_crc, errors, max_decompressed_bytes, report)
+
+
+def _file_batches(
+    log: LogInput,
+    records: bool | Callable[[Batch], bool],
+    verify_crc: bool | str,
+    errors: Errors,
+    max_bytes: int,
+    report: Report,
+) -> Iterator[Batch]:
+    decode_all = ReadOptions(verify_crc, True, max_bytes)
+    header_only = ReadOptions(verify_crc, False, max_bytes)
+    with log.open() as opened:
+        if isinstance(opened, memoryview):
+            frames = iter_frames(opened, file=log.name, tails=report.truncated)
+        else:
+            frames = iter_stream_frames(opened, file=log.name, tails=report.truncated)
+        try:
+            for frame in frames:
+                if callable(records):
+                    options = header_only
+                    try:
+                        wanted = records(read_header(frame, file=log.name))
+                    except KafkaFormatError:
+                        wanted = True  # let read_batch report it with full context
+                    if wanted:
+                        options = decode_all
+                else:
+                    options = decode_all if records else header_only
+                try:
+                    batch = read_batch(frame, options, file=log.name)
+                except KafkaFormatError as exc:
+                    if errors == "strict":
+                        raise
+                    report.errors.append(exc)
+                    batch = damaged_batch(frame, log.name, exc)
+                batch.topic, batch.partition = log.topic, log.partition
+                if batch.records:
+                    for r in batch.records:
+                        r.topic, r.partition = log.topic, log.partition
+                yield batch
+        except FramingError as exc:
+            if errors == "strict":
+                raise
+            report.errors.append(exc)
+
+
+def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
+    """The header of a damaged batch when it can be read, else what the frame tells."""
+    try:
+        batch = read_header(frame, file=file)
+    except KafkaFormatError:
+        batch = Batch(
+            file=file,
+            position=frame.position,
+            base_offset=frame.base_offset,
+            last_offset=frame.base_offset,
+            size=frame.size,
+            magic=frame.magic,
+            attributes=0,
+            codec=0,
+            timestamp_type=-1,
+            crc=0,
+            computed_crc=None,
+        )
+    batch.computed_crc = getattr(exc, "computed", batch.computed_crc)
+    batch.error = exc
+    return batch
+
+
+def iter_records(
+    source: Source,
+    *,
+    isolation: Isolation = "read_uncommitted",
+    verify_crc: bool = True,
+    errors: Errors = "strict",
+    max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
+    report: Report | None = None,
+    aborted: AbortedTransactions | None = None,
+    name: str | None = None,
+) -> Iterator[Record]:
+    """The data records of ``source`` as a consumer sees them; control records never appear.
+
+    ``read_committed`` drops the records of aborted transactions, found from the ABORT
+    markers in the log (a first, header-only pass) and the ``.txnindex`` files of partition
+    directories, and applied as Kafka's consumer applies its aborted-transaction list. Records
+    of transactions with no marker yet are dropped too: a consumer would stop before them at
+    the last stable offset.
+    """
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
+    common = dict(
+        verify_crc=verify_crc,
+        errors=errors,
+        max_decompressed_bytes=max_decompressed_bytes,
+        name=name,
+    )
+    if isolation == "read_uncommitted":
+        for batch in iter_batches(source, report=report, **common):
+            if batch.records and not batch.is_control:
+                yield from batch.records
+        return
+    if hasattr(source, "read") and mappable_fileno(source) is None:
+        # Two passes over a stream that cannot be mapped need it in memory. (Every io
+        # object has a fileno attribute, even BytesIO and pipes: ask whether it maps.)
+        common["name"] = name or getattr(source, "name", None) or "<stream>"
+        source = source.read()
+    if aborted is None:
+        # The first pass reports nothing: the second sees the same batches and reports them.
+        aborted = collect_aborted(
+            iter_batches(source, records=_is_control, **{**common, "errors": "skip"}),
+            source,
+        )
+    yield from aborted.filter(iter_batches(source, report=report, **common))
+
+
+def _is_control(batch: Batch) -> bool:
+    return batch.is_control
+
+
+__all__ = ["ControlType", "damaged_batch", "iter_batches", "iter_records"]

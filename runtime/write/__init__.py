@@ -1,0 +1,1 @@
+"""Layer 4, writing: the broker-like writer, the default partitioner, batching, generate."""
