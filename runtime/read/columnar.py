@@ -459,6 +459,12 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
     if committed is None:
         return
     tp = (chunk.topic, chunk.partition)
+    stable = committed.stable_offset(tp)
+    if stable is not None:  # nothing at or past the last stable offset, whoever wrote it
+        past = t[:, fs.F_BASE] >= stable
+        keep &= ~past
+        for i in np.flatnonzero(past).tolist():
+            chunk.ref_rows.pop(i, None)
     for i in np.flatnonzero((t[:, fs.F_PID] >= 0) | (kind == _REFERENCE)).tolist():
         batch = batches.get(i)
         if batch is not None:
@@ -506,6 +512,12 @@ class _CommittedFilter:
         self.aborted = aborted
         self.pending: dict[Any, list[tuple[int, int]]] = {}
         self.dropping: dict[Any, set[int]] = {}
+        self.stable: dict[Any, int | None] = {}
+
+    def stable_offset(self, tp: tuple[str | None, int | None]) -> int | None:
+        if tp not in self.stable:
+            self.stable[tp] = self.aborted.stable_offset(tp)
+        return self.stable[tp]
 
     def admits(
         self,
@@ -521,6 +533,9 @@ class _CommittedFilter:
         if tp not in self.pending:
             self.pending[tp] = sorted(self.aborted.aborted.get(tp, ()))
             self.dropping[tp] = set()
+        stable = self.stable_offset(tp)
+        if stable is not None and base_offset >= stable:
+            return False
         queue, producers = self.pending[tp], self.dropping[tp]
         if producer_id >= 0:
             while queue and queue[0][0] <= last_offset:
@@ -529,12 +544,8 @@ class _CommittedFilter:
                 if abort_marker:
                     producers.discard(producer_id)
                 return False
-            if is_transactional:
-                if producer_id in producers:
-                    return False
-                first = self.aborted.open.get(tp, {}).get(producer_id)
-                if first is not None and base_offset >= first:
-                    return False
+            if is_transactional and producer_id in producers:
+                return False
         return not is_control
 
 

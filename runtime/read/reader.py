@@ -134,9 +134,10 @@ def iter_records(
 
     ``read_committed`` drops the records of aborted transactions, found from the ABORT
     markers in the log (a first, header-only pass) and the ``.txnindex`` files of partition
-    directories, and applied as Kafka's consumer applies its aborted-transaction list. Records
-    of transactions with no marker yet are dropped too: a consumer would stop before them at
-    the last stable offset.
+    directories, and applied as Kafka's consumer applies its aborted-transaction list. It stops
+    at the last stable offset, as a fetch does: nothing at or after the first offset of the
+    earliest transaction with no marker is returned (a segment read alone first looks for the
+    markers in the later segments of its partition).
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")

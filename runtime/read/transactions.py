@@ -6,6 +6,13 @@ reaches an aborted transaction's first offset, that producer's transactional bat
 dropped until its ABORT marker (``CompletedFetch.nextFetchedRecord``). With no broker we
 build the same list from the ABORT markers in the log and from the ``.txnindex`` files,
 then apply the consumer's walk unchanged.
+
+A read_committed fetch also never goes past the last stable offset: the first offset of the
+earliest transaction still open, or the end of the log when none is (``UnifiedLog``'s
+``firstUnstableOffset``, which ``FetchIsolation.TXN_COMMITTED`` reads up to). Records at or
+after it, transactional or not, are not returned. A segment read alone may hold transactions
+whose markers lie in a later segment of its partition: those segments are read ahead (their
+batch headers, and the markers) so that a committed transaction is not taken for an open one.
 """
 
 from __future__ import annotations
@@ -19,8 +26,10 @@ from pathlib import Path
 from ..errors import KafkaFormatError
 from ..files.names import FileKind, segment_file_name
 from ..files.txnindex import TransactionIndex
+from ..format.batches import ReadOptions, read_batch, read_header
+from ..format.framing import iter_frames
 from ..model import Batch, ControlType, Record
-from .sources import Source, resolve
+from .sources import LogInput, Source, partition_inputs, resolve
 
 Partition = tuple[str | None, int | None]
 
@@ -37,15 +46,35 @@ class AbortedTransactions:
     def add(self, partition: Partition, producer_id: int, first_offset: int) -> None:
         self.aborted.setdefault(partition, set()).add((first_offset, producer_id))
 
+    def stable_offset(self, partition: Partition) -> int | None:
+        """The last stable offset of a partition: the first offset of its earliest open
+        transaction; None when every transaction has its marker (the end of the log)."""
+        ongoing = self.open.get(partition)
+        return min(ongoing.values()) if ongoing else None
+
+    def unstable(self) -> list[tuple[Partition, int, int]]:
+        """(partition, last stable offset, producer id of the transaction that holds it) of
+        every partition a read_committed read stops early in."""
+        found = []
+        for tp, ongoing in self.open.items():
+            if ongoing:
+                producer_id, first = min(ongoing.items(), key=lambda item: (item[1], item[0]))
+                found.append((tp, first, producer_id))
+        return found
+
     def filter(self, batches: Iterable[Batch]) -> Iterator[Record]:
         """The data records of ``batches`` that a read_committed consumer receives."""
         pending: dict[Partition, list[tuple[int, int]]] = {}
         dropping: dict[Partition, set[int]] = {}
+        stable: dict[Partition, int | None] = {}
         for batch in batches:
             tp = (batch.topic, batch.partition)
             if tp not in pending:
                 pending[tp] = sorted(self.aborted.get(tp, ()))
                 dropping[tp] = set()
+                stable[tp] = self.stable_offset(tp)
+            if stable[tp] is not None and batch.base_offset >= stable[tp]:
+                continue  # at or past the last stable offset: the fetch ends before it
             queue, producers = pending[tp], dropping[tp]
             if batch.producer_id >= 0:
                 while queue and queue[0][0] <= batch.last_offset:
@@ -56,17 +85,11 @@ class AbortedTransactions:
                     if _has_abort_marker(batch) or batch.error is not None:
                         producers.discard(batch.producer_id)
                     continue
-                if batch.is_transactional and (
-                    batch.producer_id in producers or self._still_open(tp, batch)
-                ):
+                if batch.is_transactional and batch.producer_id in producers:
                     continue
             if batch.is_control or not batch.records:
                 continue
             yield from batch.records
-
-    def _still_open(self, tp: Partition, batch: Batch) -> bool:
-        first = self.open.get(tp, {}).get(batch.producer_id)
-        return first is not None and batch.base_offset >= first
 
 
 def _has_abort_marker(batch: Batch) -> bool:
@@ -94,7 +117,54 @@ def collect_aborted(batches: Iterable[Batch], source: Source | None = None) -> A
     result.open = {tp: dict(txns) for tp, txns in current.items() if txns}
     if isinstance(source, str | PathLike):
         _add_txn_indexes(result, source)
+        if result.open:
+            _read_ahead(result, source)
     return result
+
+
+def _read_ahead(result: AbortedTransactions, source: Source) -> None:
+    """Settle transactions left open at the end of a segment read alone from the markers of
+    the later segments of its partition directory, as the broker would have them."""
+    inputs = resolve(source)
+    if len(inputs) != 1 or inputs[0].path is None or inputs[0].base_offset is None:
+        return  # a partition or log directory is read whole; other files have no successors
+    (log,) = inputs
+    tp = (log.topic, log.partition)
+    ongoing = result.open.get(tp)
+    if not ongoing:
+        return
+    later = [s for s in partition_inputs(log.path.parent) if (s.base_offset or 0) > log.base_offset]
+    for segment in later:
+        _settle_from(segment, tp, ongoing, result)
+        if not ongoing:
+            break
+    if not ongoing:
+        del result.open[tp]
+
+
+def _settle_from(
+    segment: LogInput, tp: Partition, ongoing: dict[int, int], result: AbortedTransactions
+) -> None:
+    """Close the transactions of ``ongoing`` whose markers ``segment`` holds (headers are
+    read for every batch; only the control batches of those producers are decoded)."""
+    options = ReadOptions(verify_crc="report")
+    name = str(segment.path)
+    with segment.open() as view:
+        try:
+            for frame in iter_frames(view, file=name, tails=[]):
+                if frame.magic != 2:
+                    continue
+                header = read_header(frame, file=name)
+                if not header.is_control or header.producer_id not in ongoing:
+                    continue
+                marker = read_batch(frame, options, file=name)
+                first = ongoing.pop(header.producer_id)
+                if _has_abort_marker(marker):
+                    result.add(tp, header.producer_id, first)
+                if not ongoing:
+                    return
+        except KafkaFormatError:
+            return  # damage ends what can be known; the transaction stays open
 
 
 def _add_txn_indexes(result: AbortedTransactions, source: Source) -> None:

@@ -104,6 +104,9 @@ class History:
     #: (producer id, first offset, last offset) of every aborted transaction
     aborted: list[tuple[int, int, int]] = field(default_factory=list)
     markers: int = 0
+    #: The first offset of the earliest transaction left open (None: all ended): a
+    #: read_committed consumer reads nothing from there on (UnifiedLog's last stable offset).
+    stable_offset: int | None = None
 
     @property
     def log(self) -> bytes:
@@ -160,9 +163,15 @@ def write_history(steps: list[tuple], codec_of=lambda i: 0) -> History:
                 h.aborted.append((producer, first, offset))
             offset += 1
             txn_no[producer] += 1
-    # Committed values in log order (a commit makes earlier-written values visible).
+    # Committed values in log order (a commit makes earlier-written values visible), up to
+    # the last stable offset.
     order = {v: i for i, v in enumerate(h.all_values)}
     h.committed_values.sort(key=order.__getitem__)
+    if open_txn:
+        h.stable_offset = min(first for first, _ in open_txn.values())
+        h.committed_values = [
+            v for v in h.committed_values if int(v.rsplit(b"-o", 1)[1]) < h.stable_offset
+        ]
     return h
 
 
@@ -278,17 +287,66 @@ def test_aborted_transaction_spanning_batches_interleaved():
 
 
 def test_open_transaction_at_the_end():
-    """A transaction with no marker yet: its records are not committed data. (A consumer
-    would stop at the last stable offset, its first offset; the runtime drops only that
-    producer's open transaction and keeps what others wrote after it.)"""
+    """A transaction with no marker yet holds the last stable offset at its first offset: a
+    read_committed consumer reads nothing from there on, not even what other producers wrote
+    and committed after it (UnifiedLog: the LSO is the first offset of the earliest open
+    transaction; FetchIsolation.TXN_COMMITTED reads up to it)."""
     a, b = TXN_PRODUCERS[:2]
     h = write_history(
-        [("data", a, 2), ("data", b, 1), ("end", b, True), ("data", PLAIN, 2), ("data", a, 1)]
+        [("data", PLAIN, 1), ("data", a, 2), ("data", b, 1), ("end", b, True), ("data", PLAIN, 2)]
     )
+    assert h.stable_offset == 1
     committed = values(kf.iter_records(h.log, isolation="read_committed"))
-    assert committed == h.committed_values
-    assert not any(v.startswith(f"p{a}-".encode()) for v in committed)
-    assert len(committed) == 3
+    assert committed == [b"p-1-t0-o0"]
+    table = kf.read_table(h.log, isolation="read_committed")
+    assert table.column("value").to_pylist() == committed
+
+
+def test_lso_example_from_the_issue():
+    """plain 0, open transaction 1, plain 2, committed transaction 3, its marker 4, plain 5:
+    Kafka's read_committed fetch returns offset 0 only."""
+    a, b = TXN_PRODUCERS[:2]
+    h = write_history(
+        [
+            ("data", PLAIN, 1),
+            ("data", a, 1),
+            ("data", PLAIN, 1),
+            ("data", b, 1),
+            ("end", b, True),
+            ("data", PLAIN, 1),
+        ]
+    )
+    assert h.spans == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
+    offsets = [r.offset for r in kf.iter_records(h.log, isolation="read_committed")]
+    assert offsets == [0]
+    table = kf.read_table(h.log, isolation="read_committed")
+    assert table.column("offset").to_pylist() == [0]
+    # read_uncommitted still sees every data record
+    assert [r.offset for r in kf.iter_records(h.log)] == [0, 1, 2, 3, 5]
+
+
+def test_segment_read_alone_looks_ahead_for_its_markers(tmp_path):
+    """A transaction opened in one segment and committed in the next is committed: reading
+    the first segment alone must not take it for open (nor stop at it)."""
+    a = TXN_PRODUCERS[0]
+    h = write_history([("data", PLAIN, 1), ("data", a, 2), ("data", PLAIN, 1), ("end", a, True)])
+    partition = tmp_path / "orders-0"
+    write_partition(partition, h, [3])  # the COMMIT marker opens the second segment
+    first = partition / f"{0:020d}.log"
+    expected = [b"p-1-t0-o0", f"p{a}-t0-o1".encode(), f"p{a}-t0-o2".encode(), b"p-1-t0-o3"]
+    assert values(kf.iter_records(first, isolation="read_committed")) == expected
+    table = kf.read_table(first, isolation="read_committed")
+    assert table.column("value").to_pylist() == expected
+    # ... and when the later segment aborts it, its records are dropped, the rest kept.
+    h2 = write_history([("data", PLAIN, 1), ("data", a, 2), ("data", PLAIN, 1), ("end", a, False)])
+    other = tmp_path / "orders-1"
+    write_partition(other, h2, [3], txnindex=False)
+    first = other / f"{0:020d}.log"
+    assert values(kf.iter_records(first, isolation="read_committed")) == [
+        b"p-1-t0-o0",
+        b"p-1-t0-o3",
+    ]
+    assert kf.read_table(first, isolation="read_committed").column("offset").to_pylist() == [0, 3]
 
 
 def test_txnindex_is_read_from_the_partition_directory(tmp_path):
