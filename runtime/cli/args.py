@@ -35,3 +35,22 @@ def parse_timestamp(text: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
+
+
+#: ``kafka-get-offsets --time`` words and ``ListOffsetsRequest``'s special timestamps.
+OFFSET_SPECS = {"latest": -1, "earliest": -2, "max-timestamp": -3}
+
+
+def parse_timestamp_spec(text: str) -> int:
+    """A timestamp as :func:`parse_timestamp` reads it, or one of ListOffsets' special
+    values: ``latest`` / -1, ``earliest`` / -2, ``max-timestamp`` / -3."""
+    word = text.strip().lower()
+    if word in OFFSET_SPECS:
+        return OFFSET_SPECS[word]
+    value = parse_timestamp(text)
+    if value < 0 and value not in OFFSET_SPECS.values():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a negative timestamp must be -1 (latest), -2 (earliest) or "
+            "-3 (max-timestamp)"
+        )
+    return value

@@ -20,9 +20,15 @@ from typing import TextIO
 
 from ..errors import KafkaFormatError
 from ..format.jsonform import batch_json, record_json
-from ..log.partition import LookupResult, Partition
+from ..log.partition import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    LookupResult,
+    Partition,
+)
 from ..read.sources import partition_dirs
-from .args import parse_timestamp
+from .args import OFFSET_SPECS, parse_timestamp_spec
 from .text import DECODERS, DumpOptions, batch_line, record_line
 
 
@@ -49,8 +55,21 @@ def open_partition(path: str) -> Partition:
     return partition
 
 
+def _print_latest(partition: Partition, jsonl: bool, out: TextIO) -> int:
+    """``--timestamp latest``: ListOffsets' answer is the log end offset, where no record is
+    yet; there is nothing more to show."""
+    end = partition.list_offset(LATEST_TIMESTAMP)
+    if jsonl:
+        out.write(json.dumps({"spec": "latest", "offset": end}) + "\n")
+    else:
+        out.write(f"Latest: offset {end} (the log end offset: the next record's offset)\n")
+    return 0
+
+
 def _not_found(partition: Partition, offset: int | None, timestamp: int | None) -> str:
     start, end = partition.log_start_offset, partition.log_end_offset()
+    if timestamp == MAX_TIMESTAMP:
+        return "no record with a timestamp (magic 0 records have none)"
     if offset is not None:
         if start is not None and offset < start:
             return f"offset {offset} is below the log start offset {start}"
@@ -133,8 +152,14 @@ def find(
         raise ValueError("give exactly one of offset and timestamp")
     options = options or DumpOptions()
     partition = open_partition(path)
+    if timestamp == LATEST_TIMESTAMP:
+        return _print_latest(partition, jsonl, out)
+    if timestamp == EARLIEST_TIMESTAMP:
+        offset, timestamp = partition.list_offset(EARLIEST_TIMESTAMP), None
     if offset is not None:
         result = partition.find_offset(offset)
+    elif timestamp == MAX_TIMESTAMP:
+        result = partition.find_max_timestamp()
     else:
         result = partition.find_timestamp(timestamp)
     if result is None:
@@ -160,11 +185,14 @@ examples:
   kafka-format find orders-0 --timestamp 1714564800000
   kafka-format find orders-0 --timestamp 2024-05-01T12:00:00Z --print-data-log
   kafka-format find orders-0 --offset 42 --jsonl | jq .record
+  kafka-format find orders-0 --timestamp max-timestamp    # also latest, earliest; -3, -1, -2
 
 The offset look-up picks the segment by base offset, the largest .index entry <= the offset,
 and reads batch headers from there (the broker's fetch path). The timestamp look-up picks the
 first segment whose largest timestamp reaches the target, then .timeindex, .index and a scan
-(the broker's ListOffsets path): the answer is the first record with timestamp >= the target.
+(the broker's ListOffsets path): the answer is the first record with timestamp >= the target,
+and the search ends with that segment, as the broker's does (a segment without timestamps,
+magic 0, counts its file's modification time as its largest timestamp).
 A missing or damaged index is reported and the segment scanned from its start instead.
 Exit status: 0 found, 1 nothing found (or a damaged batch), 2 bad arguments.
 """
@@ -185,9 +213,10 @@ def register(sub) -> None:
     what.add_argument("--offset", type=int, metavar="N", help="the record at offset N (or next)")
     what.add_argument(
         "--timestamp",
-        type=parse_timestamp,
+        type=parse_timestamp_spec,
         metavar="T",
-        help="the first record with timestamp >= T (epoch ms or ISO-8601; no zone = UTC)",
+        help="the first record with timestamp >= T (epoch ms or ISO-8601; no zone = UTC); "
+        f"or, as kafka-get-offsets: {', '.join(f'{w} ({n})' for w, n in OFFSET_SPECS.items())}",
     )
     f.add_argument("--jsonl", action="store_true", help="print one JSON object")
     f.add_argument("--print-data-log", action="store_true", help="print the record's key and value")

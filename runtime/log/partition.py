@@ -12,10 +12,16 @@ Look-ups follow the broker step by step, so that they read what it reads:
   >= the target (``FileRecords.searchForOffsetWithSize``); if the segment ends first, the
   next segment the same way.
 * timestamp (``UnifiedLog.fetchOffsetByTimestamp`` -> ``LogSegment.findOffsetByTimestamp``):
-  the first segment whose largest timestamp is >= the target, the time index entry with the
-  largest timestamp <= the target, the offset index entry for that offset, then batches from
-  there until one has max timestamp >= the target, and in it the first record with timestamp
-  >= the target and offset >= the log start offset (``FileRecords.searchForTimestamp``).
+  the first segment whose largest timestamp is >= the target (``LogSegment.largestTimestamp``:
+  the file's modification time for a segment holding no timestamp, magic 0), the time index
+  entry with the largest timestamp <= the target, the offset index entry for that offset, then
+  batches from there until one has max timestamp >= the target, and in it the first record
+  with timestamp >= the target and offset >= the log start offset
+  (``FileRecords.searchForTimestamp``). The search ends with that segment, found or not.
+* ListOffsets' special timestamps (``ListOffsetsRequest``): -1 latest (the log end offset),
+  -2 earliest (the log start offset), -3 the record with the largest timestamp: the first
+  segment with the largest max timestamp, its first batch with that max timestamp, the first
+  record in it with that timestamp (``RecordBatch.offsetOfMaxTimestamp``; none for magic 0).
 
 Where an index is missing, fails its checks, or disagrees with the log at the position it
 gives (the batch there must end at or before the entry's offset, as ``LogSegment.append``
@@ -53,6 +59,11 @@ from ..model import Batch, Record
 from ..read.sources import LogInput
 
 _KEY_VALUE_LENGTHS = 8
+
+#: ``ListOffsetsRequest``'s special timestamps.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
 
 #: Bytes a reader must look at to know a batch's offsets and max timestamp, per magic
 #: (frame header + v0/v1 message header up to the timestamp, without the key and value
@@ -338,10 +349,19 @@ class Partition:
     # --- timestamp look-up ----------------------------------------------------------------
 
     def largest_timestamp(self, segment: Segment, stats: ReadStats | None = None) -> int:
-        """The segment's largest timestamp as the broker knows it: the last time index entry
-        (written when the segment was closed), or, when the index is missing, damaged, empty
-        or untrimmed (a segment that was never closed), the largest batch max timestamp
-        found by reading every batch header. -1 when no record has a timestamp."""
+        """The segment's largest timestamp as the broker knows it (``LogSegment.
+        largestTimestamp``): its largest record timestamp (:meth:`max_timestamp_so_far`), or,
+        when no record has one (magic 0), the log file's modification time."""
+        largest = self.max_timestamp_so_far(segment, stats)
+        if largest >= 0:
+            return largest
+        return segment.log.stat().st_mtime_ns // 1_000_000
+
+    def max_timestamp_so_far(self, segment: Segment, stats: ReadStats | None = None) -> int:
+        """The segment's largest record timestamp: the last time index entry (written when
+        the segment was closed), or, when the index is missing, damaged, empty or untrimmed
+        (a segment that was never closed), the largest batch max timestamp found by reading
+        every batch header. -1 when no record has a timestamp."""
         own = stats is None
         stats = ReadStats() if stats is None else stats
         try:
@@ -366,7 +386,10 @@ class Partition:
         self, timestamp: int, *, starting_offset: int | None = None
     ) -> LookupResult | None:
         """The first record with timestamp >= ``timestamp`` and offset >= ``starting_offset``
-        (default: the log start offset), as ListOffsets finds it; None when there is none."""
+        (default: the log start offset), as ListOffsets finds it; None when there is none.
+        For ListOffsets' special timestamps (-1, -2, -3) see :meth:`list_offset`."""
+        if timestamp < 0:
+            raise ValueError(f"not a timestamp: {timestamp} (see list_offset for -1, -2, -3)")
         log_start = self.log_start_offset
         if log_start is None:
             return None
@@ -374,14 +397,52 @@ class Partition:
             starting_offset = log_start
         stats = ReadStats()
         try:
-            # The broker searches only the first segment whose largest timestamp reaches the
-            # target; going on matters only when an index overstated that timestamp.
+            # UnifiedLog.fetchOffsetByTimestamp searches the first segment whose largest
+            # timestamp reaches the target, and only that one. Segments wholly below the
+            # starting offset are passed over (the broker's start is the log start offset, and
+            # segments below it are on their way to deletion).
+            first = self.segment_for_offset(starting_offset) or 0
+            for segment in self.segments[first:]:
+                if self.largest_timestamp(segment, stats) >= timestamp:
+                    return self._timestamp_in_segment(segment, timestamp, starting_offset, stats)
+            return None
+        finally:
+            self.stats.add(stats)
+
+    def list_offset(self, spec: int) -> int | None:
+        """The offset ListOffsets answers for -1 (latest: the log end offset) or -2 (earliest:
+        the log start offset); -3 (max timestamp) needs a record: :meth:`find_max_timestamp`."""
+        if spec == LATEST_TIMESTAMP:
+            return self.log_end_offset()
+        if spec == EARLIEST_TIMESTAMP:
+            return self.log_start_offset
+        raise ValueError(f"not a ListOffsets offset spec here: {spec}")
+
+    def find_max_timestamp(self) -> LookupResult | None:
+        """The record ListOffsets' MAX_TIMESTAMP (-3) names: in the first segment holding the
+        largest timestamp, the first batch whose max timestamp it is, and in that batch the
+        first record carrying it (``UnifiedLog.fetchOffsetByTimestamp``,
+        ``RecordBatch.offsetOfMaxTimestamp``). None when no record has a timestamp."""
+        stats = ReadStats()
+        try:
+            best, best_segment = -1, None
             for segment in self.segments:
-                if self.largest_timestamp(segment, stats) < timestamp:
-                    continue
-                found = self._timestamp_in_segment(segment, timestamp, starting_offset, stats)
-                if found is not None:
-                    return found
+                largest = self.max_timestamp_so_far(segment, stats)
+                if largest > best:  # the first of equal segments, as Scala's maxBy
+                    best, best_segment = largest, segment
+            if best_segment is None:
+                return None
+            with self._open_log(best_segment) as view:
+                for frame, batch in self._headers(view, best_segment, 0, stats):
+                    if batch.max_timestamp != best:
+                        continue
+                    full = self._decode(frame, best_segment, stats)
+                    for record in full.records or ():
+                        if record.timestamp == best:
+                            return LookupResult(
+                                best_segment, frame.position, full, record, False, stats
+                            )
+                    return None
             return None
         finally:
             self.stats.add(stats)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from kafka_format.runtime.cli import main
-from kafka_format.runtime.cli.find import parse_timestamp
+from kafka_format.runtime.cli.args import parse_timestamp
 
 
 def _load_writer():
@@ -255,3 +255,85 @@ def test_parse_timestamp(text, expected):
 def test_parse_timestamp_refuses_garbage():
     with pytest.raises(argparse.ArgumentTypeError):
         parse_timestamp("soon")
+
+
+# --- ListOffsets' special timestamps and the segment the search ends in ------------------------
+
+
+@pytest.mark.parametrize("spec", ["latest", "-1", "LATEST"])
+def test_latest_is_the_log_end_offset(capsys, written, spec):
+    status, out, _ = find(capsys, written.dir, "--timestamp", spec)
+    assert status == 0
+    assert (
+        out
+        == f"Latest: offset {written.next_offset} (the log end offset: the next record's offset)\n"
+    )
+    status, out, _ = find(capsys, written.dir, "--timestamp", spec, "--jsonl")
+    assert json.loads(out) == {"spec": "latest", "offset": written.next_offset}
+
+
+@pytest.mark.parametrize("spec", ["earliest", "-2"])
+def test_earliest_is_the_record_at_the_log_start_offset(capsys, written, spec):
+    status, out, _ = find(capsys, written.dir, "--timestamp", spec)
+    assert status == 0
+    first = min(written.records, key=lambda r: r.offset)
+    check_text(out, first, written.dir)
+
+
+@pytest.mark.parametrize("spec", ["max-timestamp", "-3"])
+def test_max_timestamp_is_the_first_record_with_the_largest_timestamp(capsys, written, spec):
+    # The writer's timestamps go back and forth, so the largest is not the last record's.
+    largest = max(r.timestamp for r in written.records)
+    first = min((r for r in written.records if r.timestamp == largest), key=lambda r: r.offset)
+    assert first.offset != max(r.offset for r in written.records)
+    status, out, _ = find(capsys, written.dir, "--timestamp", spec)
+    assert status == 0
+    check_text(out, first, written.dir)
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("-4", "-1 (latest), -2 (earliest) or -3 (max-timestamp)"),
+        ("-100", "-1 (latest), -2 (earliest) or -3 (max-timestamp)"),
+        ("newest", "neither epoch milliseconds nor an ISO-8601 date-time"),
+    ],
+)
+def test_other_negative_timestamps_and_words_are_refused(capsys, written, bad, says):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["find", str(written.dir), "--timestamp", bad])
+    assert exit_info.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def _magic0_then_v2(log_dir: Path):
+    """orders-0: a magic-0 segment (no timestamps) at 0..2, then a v2 segment at 3..5 with
+    timestamps 1000, 2000, 3000."""
+    from kafka_format.runtime.write.writer import Message, PartitionWriter
+
+    with PartitionWriter(log_dir, "orders", 0) as w:
+        w.append([Message(b"k", b"v0"), Message(b"k", b"v1"), Message(b"k", b"v2")], magic=0)
+        w.roll()
+        w.append([Message(b"k", f"w{i}".encode(), timestamp=1000 * (i + 1)) for i in range(3)])
+    return log_dir / "orders-0"
+
+
+def test_a_segment_without_timestamps_counts_its_modification_time(tmp_path, capsys):
+    """LogSegment.largestTimestamp: with no record timestamp, the file's mtime. A search for a
+    timestamp at or below it lands in that segment, finds no record there, and ends: the
+    broker does not go on to the next segment (UnifiedLog.fetchOffsetByTimestamp)."""
+    import os
+
+    directory = _magic0_then_v2(tmp_path)
+    first = directory / f"{0:020d}.log"
+    os.utime(first, (5, 5))  # 5 s after the epoch: 5000 ms, above every v2 timestamp
+    status, _, err = find(capsys, directory, "--timestamp", "2000")
+    assert status == 1
+    assert "no record with a timestamp >= 2000" in err
+    os.utime(first, (0.5, 0.5))  # 500 ms: below the target, so the v2 segment is searched
+    status, out, _ = find(capsys, directory, "--timestamp", "2000")
+    assert status == 0
+    assert "| offset: 4 CreateTime: 2000 " in out
+    # max-timestamp skips records without one
+    status, out, _ = find(capsys, directory, "--timestamp", "max-timestamp")
+    assert status == 0 and "| offset: 5 CreateTime: 3000 " in out
