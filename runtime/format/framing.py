@@ -24,15 +24,18 @@ from typing import BinaryIO
 
 from ..errors import FramingError
 from ..model import TruncatedTail
-from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD
+from . import layout
+from .sizes import LOG_OVERHEAD
 
-HEADER_SIZE_UP_TO_MAGIC = 17
-MAGIC_OFFSET = 16
+HEADER_SIZE_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
+MAGIC_OFFSET = layout.FRAME_MAGIC
 #: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.
-MIN_FRAME_LENGTH = LEGACY_RECORD_OVERHEAD[0]
+MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
 _STREAM_CHUNK = 1 << 20
 
-_HEADER = struct.Struct(">qi")
+# base offset and length: the frame's first LOG_OVERHEAD bytes
+_HEADER = struct.Struct(">" + "".join(fmt for *_, fmt in layout.FRAME_HEADER_FIELDS[:2]))
+assert _HEADER.size == LOG_OVERHEAD
 
 
 @dataclass(slots=True)

@@ -20,11 +20,25 @@ constants:
 - CRC scopes: ``V2_CRC_START`` (21, CRC-32C), ``LEGACY_CRC_START`` (16, CRC-32),
   ``SNAPSHOT_CRC_START`` (6, CRC-32C), each with its ``_ALGORITHM``.
 
-``tests/format/test_layout.py`` ties every one of them to the Kaitai debug parser's field
-positions and to the Construct mirrors. Import from here, not from ``generated.layout``.
+``field_struct`` gives one field's ``struct.Struct``. ``tests/format/test_layout.py`` ties
+every constant to the Kaitai debug parser's field positions and to the Construct mirrors.
+Import from here, not from ``generated.layout``.
 """
 
 from __future__ import annotations
 
+import struct
+
 from ...generated.layout import *  # noqa: F403
-from ...generated.layout import __all__ as __all__
+from ...generated.layout import __all__ as _generated_names
+
+__all__ = [*_generated_names, "field_struct"]
+
+
+def field_struct(fields: tuple[tuple[str, int, int, str], ...], name: str) -> struct.Struct:
+    """The ``struct.Struct`` of one field of a part (``fields`` is its ``<PART>_FIELDS``), to
+    read that field alone: ``field_struct(V2_HEADER_FIELDS, "crc").unpack_from(buf, V2_CRC)``."""
+    for field, _offset, _size, fmt in fields:
+        if field == name:
+            return struct.Struct(">" + fmt)
+    raise KeyError(name)
