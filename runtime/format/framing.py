@@ -17,7 +17,6 @@ length is checked against the bytes that exist before anything is read or alloca
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -34,8 +33,7 @@ MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
 _STREAM_CHUNK = 1 << 20
 
 # base offset and length: the frame's first LOG_OVERHEAD bytes
-_HEADER = struct.Struct(">" + "".join(fmt for *_, fmt in layout.FRAME_HEADER_FIELDS[:2]))
-assert _HEADER.size == LOG_OVERHEAD
+_HEADER = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
 @dataclass(slots=True)

@@ -35,10 +35,19 @@ from ...generated.layout import __all__ as _generated_names
 __all__ = [*_generated_names, "field_struct"]
 
 
-def field_struct(fields: tuple[tuple[str, int, int, str], ...], name: str) -> struct.Struct:
-    """The ``struct.Struct`` of one field of a part (``fields`` is its ``<PART>_FIELDS``), to
-    read that field alone: ``field_struct(V2_HEADER_FIELDS, "crc").unpack_from(buf, V2_CRC)``."""
-    for field, _offset, _size, fmt in fields:
-        if field == name:
-            return struct.Struct(">" + fmt)
-    raise KeyError(name)
+def field_struct(
+    fields: tuple[tuple[str, int, int, str], ...], first: str, last: str | None = None
+) -> struct.Struct:
+    """The ``struct.Struct`` of one field of a part (``fields`` is its ``<PART>_FIELDS``), or
+    of the fields ``first`` to ``last``, to be read at ``first``'s offset:
+    ``field_struct(V2_HEADER_FIELDS, "crc").unpack_from(buf, V2_CRC)``."""
+    names = [name for name, _, _, _ in fields]
+    start = names.index(first)
+    stop = names.index(last) if last is not None else start
+    if stop < start:
+        raise ValueError(f"{last} comes before {first}")
+    chars, at = ">", fields[start][1]
+    for _name, offset, size, fmt in fields[start : stop + 1]:
+        chars += (f"{offset - at}x" if offset > at else "") + fmt
+        at = offset + size
+    return struct.Struct(chars)

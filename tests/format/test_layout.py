@@ -610,8 +610,16 @@ def test_field_struct_reads_one_field():
     assert crc == _debug_parse(k_batch.RecordBatch, frame).crc
     pid = L.field_struct(L.V2_HEADER_FIELDS, "producer_id").unpack_from(frame, L.V2_PRODUCER_ID)
     assert pid == (123456789,)
-    with pytest.raises(KeyError):
+    with pytest.raises(ValueError):
         L.field_struct(L.V2_HEADER_FIELDS, "nothing")
+    crc, magic, attributes = L.field_struct(L.LEGACY_HEADER_FIELDS, "crc", "attributes").unpack(
+        _legacy_frames(1)[0][L.LEGACY_CRC : L.LEGACY_HEADER_SIZE]
+    )
+    msg = _debug_parse(k_legacy.LegacyMessage, _legacy_frames(1)[0])
+    assert (crc, magic, attributes & L.LEGACY_ATTR_COMPRESSION_MASK) == (msg.crc, 1, 0)
+    # the frame's fields skip the 4 bytes at 12: a range across them pads
+    assert L.field_struct(L.FRAME_HEADER_FIELDS, "length", "magic").format == ">i4xb"
+    assert L.field_struct(L.FRAME_HEADER_FIELDS, "base_offset", "length").size == L.LOG_OVERHEAD
 
 
 def _generator():
