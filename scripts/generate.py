@@ -1,4 +1,4 @@
-"""`make generate`: rebuild generated/ from schemas/ (Kaitai, then Construct).
+"""`make generate`: rebuild generated/ from schemas/ (Kaitai, Construct, then the layout).
 
 Deterministic: the same schemas and pinned compilers give byte-identical output.
 """
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STEPS = ["gen_kaitai.py", "gen_construct.py"]
+STEPS = ["gen_kaitai.py", "gen_construct.py", "gen_layout.py"]
 
 
 def main() -> int:

@@ -19,7 +19,6 @@ truncated batch at the end of the file is not damage, as for Kafka.
 
 from __future__ import annotations
 
-import struct
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.errors import FramingError, KafkaFormatError
+from ..runtime.format import layout
 from ..runtime.format.batches import check_crc, read_header
 from ..runtime.format.framing import LOG_OVERHEAD, Frame, iter_frames
 from ..runtime.model import Batch, Report
@@ -39,7 +39,7 @@ from ._planning import KafkaLogSplit
 
 #: Bytes fetched per positional read (a batch larger than this is fetched whole).
 CHUNK_BYTES = 16 * 1024 * 1024
-_LENGTH = struct.Struct(">i")
+_LENGTH = layout.field_struct(layout.FRAME_HEADER_FIELDS, "length")
 
 
 @dataclass(frozen=True, slots=True)

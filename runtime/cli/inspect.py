@@ -8,7 +8,6 @@ Only the chosen batch is copied and parsed, with the Kaitai debug build (see ana
 from __future__ import annotations
 
 import argparse
-import struct
 import sys
 from pathlib import Path
 
@@ -16,14 +15,14 @@ from rich.console import Console
 
 from ..analysis.inspect import BatchView, inspect_frame, render_html, render_terminal
 from ..errors import CorruptBatchError, KafkaFormatError
+from ..format import layout
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import LOG_OVERHEAD, Frame, iter_frames
 from ..model import TruncatedTail
 from ..read.sources import resolve
 
-_LAST_OFFSET_DELTA = struct.Struct(">i")
-_LAST_OFFSET_DELTA_AT = 23  # v2: base offset, length, epoch, magic, crc, attributes
-_LEGACY_ATTRIBUTES_AT = 17
+_LAST_OFFSET_DELTA = layout.field_struct(layout.V2_HEADER_FIELDS, "last_offset_delta")
+_LENGTH = layout.field_struct(layout.FRAME_HEADER_FIELDS, "length")
 
 EXAMPLES = """\
 examples:
@@ -79,9 +78,10 @@ def _offset_range(frame: Frame, previous_last: int | None) -> tuple[int | None, 
     """First and last offset a frame can hold, from its header alone (None: not known)."""
     data = frame.data
     if frame.magic >= 2:
-        (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, _LAST_OFFSET_DELTA_AT)
+        (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, layout.V2_LAST_OFFSET_DELTA)
         return frame.base_offset, frame.base_offset + delta
-    compressed = frame.size > _LEGACY_ATTRIBUTES_AT and data[_LEGACY_ATTRIBUTES_AT] & 0x07
+    at = layout.LEGACY_ATTRIBUTES
+    compressed = frame.size > at and data[at] & layout.LEGACY_ATTR_COMPRESSION_MASK
     if not compressed:
         return frame.base_offset, frame.base_offset
     # A legacy wrapper carries the offset of its last inner message; the first inner offset
@@ -102,7 +102,7 @@ def _frame_at(buf: memoryview, *, file: str, position: int) -> Frame:
     left = size - position
     claimed = ""
     if left >= LOG_OVERHEAD:
-        (length,) = struct.unpack_from(">i", buf, position + 8)
+        (length,) = _LENGTH.unpack_from(buf, position + layout.FRAME_LENGTH)
         claimed = f", the batch there claims {LOG_OVERHEAD + length}"
     raise CorruptBatchError(
         f"no complete batch at this position: {left} bytes left{claimed}",

@@ -52,6 +52,7 @@ from typing import ClassVar, Self
 import numpy as np
 
 from ..errors import IndexFileError
+from ..format import layout
 from .names import parse_segment_file_name
 
 #: ``RecordBatch.NO_TIMESTAMP``: what the time index answers when no entry is <= the target.
@@ -265,8 +266,8 @@ class OffsetIndex(_Index):
     that batch), once more than ``index.interval.bytes`` have gone by since the last entry.
     """
 
-    ENTRY_SIZE = 8
-    _DTYPE = np.dtype([("relative_offset", ">i4"), ("position", ">i4")])
+    ENTRY_SIZE = layout.OFFSET_INDEX_ENTRY_SIZE
+    _DTYPE = layout.OFFSET_INDEX_ENTRY_DTYPE
     _KIND = "offset index"
 
     def _first_disorder(self, used: int) -> tuple[int, str] | None:
@@ -353,8 +354,8 @@ class TimeIndex(_Index):
     up to offset O, so any record with a timestamp above T comes after O (``TimeIndex``'s class
     comment). Timestamps strictly increase and offsets never decrease (``maybeAppend``)."""
 
-    ENTRY_SIZE = 12
-    _DTYPE = np.dtype([("timestamp", ">i8"), ("relative_offset", ">i4")])
+    ENTRY_SIZE = layout.TIME_INDEX_ENTRY_SIZE
+    _DTYPE = layout.TIME_INDEX_ENTRY_DTYPE
     _KIND = "time index"
 
     def _used_slots(self, raw_bytes: np.ndarray) -> int:

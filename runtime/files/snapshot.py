@@ -33,19 +33,20 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import CrcMismatchError, IndexFileError
+from ..format import layout
 from ..format.crc import crc32c
 from .names import FileKind, parse_segment_file_name
 
 PRODUCER_SNAPSHOT_VERSION = 1
-VERSION_OFFSET = 0
-CRC_OFFSET = 2
+VERSION_OFFSET = layout.SNAPSHOT_VERSION
+CRC_OFFSET = layout.SNAPSHOT_CRC
 #: ``PRODUCER_ENTRIES_OFFSET``: where the CRC-covered bytes begin.
-PRODUCER_ENTRIES_OFFSET = 6
-ENTRY_SIZE = 46
+PRODUCER_ENTRIES_OFFSET = layout.SNAPSHOT_CRC_START
+ENTRY_SIZE = layout.SNAPSHOT_ENTRY_SIZE
 
-_HEADER = struct.Struct(">hIi")
-_ENTRY = struct.Struct(">qhiqiqiq")
-assert _ENTRY.size == ENTRY_SIZE
+_HEADER = struct.Struct(layout.SNAPSHOT_HEADER_FORMAT)
+_ENTRY = struct.Struct(layout.SNAPSHOT_ENTRY_FORMAT)
+_VERSION = layout.field_struct(layout.SNAPSHOT_HEADER_FIELDS, "version")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +100,9 @@ def parse_producer_snapshot(
     def fail(position: int, reason: str) -> IndexFileError:
         return IndexFileError(f"producer snapshot: {reason}", file=file, position=position)
 
-    if len(buf) < 2:
+    if len(buf) < _VERSION.size:
         raise fail(0, f"{len(buf)} bytes, too short for the version")
-    (version,) = struct.unpack_from(">h", buf, VERSION_OFFSET)
+    (version,) = _VERSION.unpack_from(buf, VERSION_OFFSET)
     if version != PRODUCER_SNAPSHOT_VERSION:
         raise fail(VERSION_OFFSET, f"unknown file version {version}")
     if len(buf) < _HEADER.size:

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Self
 
 from ..errors import IndexFileError
+from ..format import layout
 from .names import parse_segment_file_name
 
-ABORTED_TXN_SIZE = 34
+ABORTED_TXN_SIZE = layout.TXN_INDEX_ENTRY_SIZE
 CURRENT_VERSION = 0
 
-_ENTRY = struct.Struct(">hqqqq")
-assert _ENTRY.size == ABORTED_TXN_SIZE
+_ENTRY = struct.Struct(layout.TXN_INDEX_ENTRY_FORMAT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """A frame's bytes to a :class:`~.model.Batch` and its records.
 
 The v2 batch header, read here field by field because a corrupt batch must still report
-its header (dump prints it with ``isvalid: false``), as ``DefaultRecordBatch.java`` lays it out::
+its header (dump prints it with ``isvalid: false``), as ``DefaultRecordBatch.java`` lays it out
+(the offsets, formats and masks used below come from ``layout``, generated from the schemas)::
 
     offset  size  field
     0       8     base_offset              int64
@@ -45,23 +46,30 @@ from ...generated.kaitai.legacy_message import LegacyMessage
 from ...generated.kaitai.record_list import RecordList
 from ..errors import CorruptBatchError, CrcMismatchError, KafkaFormatError
 from ..model import Batch, ControlMarker, ControlType, Header, Record, increment_sequence
+from . import layout
 from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
-from .crc import BATCH_CRC_START, LEGACY_CRC_START, crc32, crc32c
+from .crc import crc32, crc32c
 from .framing import Frame, iter_frames
 from .sizes import LEGACY_RECORD_OVERHEAD, max_record_count
 
-V2_HEADER = struct.Struct(">qiibIhiqqqhii")
-V2_HEADER_SIZE = V2_HEADER.size  # 61
+V2_HEADER = struct.Struct(layout.V2_HEADER_FORMAT)
+V2_HEADER_SIZE = layout.V2_HEADER_SIZE  # 61
 #: batch_length of a batch with no records: everything after the length field.
-V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - 12
+V2_MIN_BATCH_LENGTH = layout.V2_MIN_BATCH_LENGTH
 
-LEGACY_PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
+LEGACY_PREFIX = struct.Struct(layout.LEGACY_HEADER_FORMAT)  # offset, size, crc, magic, attributes
+_LEGACY_TIMESTAMP = struct.Struct(">q")
 
-CODEC_MASK = 0x07
-TIMESTAMP_TYPE_BIT = 0x08
-TRANSACTIONAL_BIT = 0x10
-CONTROL_BIT = 0x20
-DELETE_HORIZON_BIT = 0x40
+# v0/v1 attributes keep the codec and timestamp type bits where v2 has them.
+CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
+TIMESTAMP_TYPE_BIT = layout.V2_ATTR_TIMESTAMP_TYPE_MASK
+TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
+CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
+DELETE_HORIZON_BIT = layout.V2_ATTR_HAS_DELETE_HORIZON_MASK
+assert (layout.LEGACY_ATTR_COMPRESSION_MASK, layout.LEGACY_ATTR_TIMESTAMP_TYPE_MASK) == (
+    CODEC_MASK,
+    TIMESTAMP_TYPE_BIT,
+)
 
 # Everything the generated parsers raise on bytes that do not fit the schema.
 _PARSE_ERRORS = (KaitaiStructError, EOFError, ValueError, UnicodeDecodeError, struct.error)
@@ -108,10 +116,10 @@ def check_crc(batch: Batch, frame: Frame, verify: bool | str) -> None:
     if not verify:
         return
     if batch.magic == 2:
-        batch.computed_crc = crc32c(frame.data[BATCH_CRC_START:])
+        batch.computed_crc = crc32c(frame.data[layout.V2_CRC_START :])
         algorithm = "crc32c"
     else:
-        batch.computed_crc = crc32(frame.data[LEGACY_CRC_START:])
+        batch.computed_crc = crc32(frame.data[layout.LEGACY_CRC_START :])
         algorithm = "crc32"
     if batch.computed_crc != batch.crc and verify != "report":
         raise CrcMismatchError(batch.crc, batch.computed_crc, algorithm=algorithm)
@@ -131,7 +139,8 @@ def _v2_header(frame: Frame, file: str | None) -> Batch:
     data = frame.data
     if len(data) < V2_HEADER_SIZE:
         raise CorruptBatchError(
-            f"batch length {len(data) - 12} is less than the v2 header ({V2_MIN_BATCH_LENGTH})"
+            f"batch length {len(data) - layout.LOG_OVERHEAD} is less than the v2 header "
+            f"({V2_MIN_BATCH_LENGTH})"
         )
     (
         base_offset,
@@ -239,13 +248,13 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
 
 def _control_marker(body) -> ControlMarker:
     key = getattr(body, "key", None)
-    if key is None or len(key) < 4:
+    if key is None or len(key) < layout.CONTROL_RECORD_KEY_SIZE:
         raise CorruptBatchError("control record without a 4-byte key (version, type)")
     parsed = ControlRecordKey(KaitaiStream(BytesIO(key)))
     ctype = int(parsed.type)
     value = getattr(body, "value", None)
     if ctype in (ControlType.ABORT, ControlType.COMMIT):
-        if value is None or len(value) < 6:
+        if value is None or len(value) < layout.END_TXN_MARKER_SIZE:
             raise CorruptBatchError(
                 "end transaction marker value shorter than 6 bytes (version, coordinator epoch)"
             )
@@ -265,7 +274,9 @@ def _legacy_header(frame: Frame, file: str | None) -> Batch:
             f"message size {size} is less than the magic {magic} minimum "
             f"({LEGACY_RECORD_OVERHEAD[magic]})"
         )
-    timestamp = struct.unpack_from(">q", data, 18)[0] if magic == 1 else None
+    timestamp = (
+        _LEGACY_TIMESTAMP.unpack_from(data, layout.LEGACY_V1_TIMESTAMP)[0] if magic == 1 else None
+    )
     ts_type = -1 if magic == 0 else 1 if attributes & TIMESTAMP_TYPE_BIT else 0
     return Batch(
         file=file,
@@ -323,7 +334,7 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
                 f"compressed inner message at inner offset {msg_in.offset} "
                 "(nested compression is not allowed)"
             )
-        computed = crc32(inner_frame.data[LEGACY_CRC_START:])
+        computed = crc32(inner_frame.data[layout.LEGACY_CRC_START :])
         if options.verify_crc and computed != msg_in.crc:
             raise CrcMismatchError(
                 msg_in.crc, computed, algorithm=f"crc32 of inner message {msg_in.offset}"

@@ -54,6 +54,7 @@ from ..errors import (
     KafkaFormatError,
     UnsupportedCodecError,
 )
+from . import layout
 from .crc import xxh32
 
 __all__ = [
@@ -76,13 +77,14 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
 class Codec(IntEnum):
-    """Compression codec ids: bits 0-2 of the attributes of a message or record batch."""
+    """Compression codec ids: bits 0-2 of the attributes of a message or record batch
+    (``kafka_enums.ksy``'s compression_codec)."""
 
-    NONE = 0
-    GZIP = 1
-    SNAPPY = 2
-    LZ4 = 3
-    ZSTD = 4
+    NONE = layout.COMPRESSION_CODEC_NONE
+    GZIP = layout.COMPRESSION_CODEC_GZIP
+    SNAPPY = layout.COMPRESSION_CODEC_SNAPPY
+    LZ4 = layout.COMPRESSION_CODEC_LZ4
+    ZSTD = layout.COMPRESSION_CODEC_ZSTD
 
 
 def resolve_codec(codec: int, *, magic: int) -> Codec:

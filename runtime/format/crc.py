@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import crc32c as _crc32c
 
 from ..errors import CorruptBatchError, CrcMismatchError
+from . import layout
 
 __all__ = [
     "BATCH_CRC_OFFSET",
@@ -44,11 +45,13 @@ __all__ = [
     "xxh32",
 ]
 
-MAGIC_OFFSET = 16
-LEGACY_CRC_OFFSET = 12  # v0/v1: crc follows offset(8) + message size(4)
-LEGACY_CRC_START = 16  # ... and covers magic..end
-BATCH_CRC_OFFSET = 17  # v2: crc follows base offset, length, leader epoch, magic
-BATCH_CRC_START = 21  # ... and covers attributes..end
+# Every Kafka CRC covers the bytes after itself to the end (the layout derives the scopes).
+MAGIC_OFFSET = layout.FRAME_MAGIC
+LEGACY_CRC_OFFSET = layout.LEGACY_CRC  # v0/v1: crc follows offset(8) + message size(4)
+LEGACY_CRC_START = layout.LEGACY_CRC_START  # ... and covers magic..end
+BATCH_CRC_OFFSET = layout.V2_CRC  # v2: crc follows base offset, length, leader epoch, magic
+BATCH_CRC_START = layout.V2_CRC_START  # ... and covers attributes..end
+_BASE_OFFSET = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset")
 
 _U32 = struct.Struct(">I")
 _MASK32 = 0xFFFFFFFF
@@ -106,9 +109,9 @@ def frame_crc(frame) -> FrameCrc:
     view = _frame_view(frame, MAGIC_OFFSET + 1)
     magic = view[MAGIC_OFFSET]
     if magic == 2:
-        return FrameCrc(stored_crc(view), record_batch_crc(view), "crc32c")
+        return FrameCrc(stored_crc(view), record_batch_crc(view), layout.V2_CRC_ALGORITHM)
     if magic in (0, 1):
-        return FrameCrc(stored_crc(view), legacy_message_crc(view), "crc32")
+        return FrameCrc(stored_crc(view), legacy_message_crc(view), layout.LEGACY_CRC_ALGORITHM)
     raise CorruptBatchError(f"unknown magic {magic}: no CRC layout for it")
 
 
@@ -117,7 +120,7 @@ def verify_frame_crc(frame, *, file: str | None = None, position: int | None = N
     result = frame_crc(frame)
     if not result.valid:
         view = memoryview(frame)
-        base_offset = struct.unpack_from(">q", view, 0)[0]
+        base_offset = _BASE_OFFSET.unpack_from(view, layout.FRAME_BASE_OFFSET)[0]
         raise CrcMismatchError(
             result.stored,
             result.computed,

@@ -17,22 +17,23 @@ length is checked against the bytes that exist before anything is read or alloca
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import FramingError
 from ..model import TruncatedTail
-from .sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD
+from . import layout
+from .sizes import LOG_OVERHEAD
 
-HEADER_SIZE_UP_TO_MAGIC = 17
-MAGIC_OFFSET = 16
+HEADER_SIZE_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
+MAGIC_OFFSET = layout.FRAME_MAGIC
 #: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.
-MIN_FRAME_LENGTH = LEGACY_RECORD_OVERHEAD[0]
+MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
 _STREAM_CHUNK = 1 << 20
 
-_HEADER = struct.Struct(">qi")
+# base offset and length: the frame's first LOG_OVERHEAD bytes
+_HEADER = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
 @dataclass(slots=True)

@@ -21,12 +21,16 @@ is laid out::
 The v2 sizes take keys, values and headers as the records hold them: ``headers`` are
 ``(key, value)`` pairs with ``str`` keys (UTF-8 on the wire) and ``bytes`` or None values.
 
-Nothing here imports beyond the standard library: ``framing`` takes LOG_OVERHEAD from here.
+The fixed sizes come from ``format.layout`` (generated from the schemas); the two v2 record
+bounds depend on varints and stay here. ``framing`` takes LOG_OVERHEAD from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from . import layout
+from .varint import varint_size
 
 __all__ = [
     "LEGACY_MESSAGE_HEADER",
@@ -45,13 +49,13 @@ __all__ = [
     "varint_size",
 ]
 
-LOG_OVERHEAD = 12
+LOG_OVERHEAD = layout.LOG_OVERHEAD
 #: ``DefaultRecordBatch.RECORD_BATCH_OVERHEAD`` (49) + LOG_OVERHEAD.
-V2_BATCH_HEADER = 61
+V2_BATCH_HEADER = layout.V2_HEADER_SIZE
 #: By magic, without LOG_OVERHEAD.
-LEGACY_RECORD_OVERHEAD = {0: 14, 1: 22}
+LEGACY_RECORD_OVERHEAD = {0: layout.LEGACY_V0_RECORD_OVERHEAD, 1: layout.LEGACY_V1_RECORD_OVERHEAD}
 #: By magic, LOG_OVERHEAD included.
-LEGACY_MESSAGE_HEADER = {m: LOG_OVERHEAD + size for m, size in LEGACY_RECORD_OVERHEAD.items()}
+LEGACY_MESSAGE_HEADER = {0: layout.LEGACY_V0_ENTRY_MIN_SIZE, 1: layout.LEGACY_V1_ENTRY_MIN_SIZE}
 MAX_RECORD_OVERHEAD = 21
 MIN_RECORD_SIZE = 7
 
@@ -63,16 +67,6 @@ def max_record_count(size: int) -> int:
     (element-wise for a numpy array of sizes): one over what fits, so that this check refuses
     only a count that is a lie and the record decoder judges the rest."""
     return size // MIN_RECORD_SIZE + 1
-
-
-def varint_size(value: int) -> int:
-    """Bytes of ``value`` as a zigzag varint (``ByteUtils.sizeOfVarint``), for any int64."""
-    raw = (value << 1) ^ (value >> 63)
-    size = 1
-    while raw >= 0x80:
-        raw >>= 7
-        size += 1
-    return size
 
 
 def v2_bytes_size(data: bytes | None) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..format.sizes import LEGACY_RECORD_OVERHEAD, LOG_OVERHEAD, MIN_RECORD_SIZE, V2_BATCH_HEADER
+from ..format import layout, sizes
 
 # numba's on-disk cache checks only the file of the function it caches: after changing one of
 # these modules, touch this file too, or its kernels keep the old code of their callees.
@@ -66,12 +66,12 @@ SCAN_END = 0  # no whole frame left: what remains (if anything) is a truncated t
 SCAN_FRAMING_ERROR = 1  # a length below the minimum at the returned position
 SCAN_BUDGET = 2  # stopped at a budget; more frames may follow
 
-_LOG_OVERHEAD = LOG_OVERHEAD
-_UP_TO_MAGIC = 17
-_MIN_FRAME_LENGTH = LEGACY_RECORD_OVERHEAD[0]
-_V2_HEADER = V2_BATCH_HEADER
-_LEGACY_MIN_SIZE_V0 = LEGACY_RECORD_OVERHEAD[0]
-_LEGACY_MIN_SIZE_V1 = LEGACY_RECORD_OVERHEAD[1]
+_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
+_MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
+_LOG_OVERHEAD, _V2_HEADER = layout.LOG_OVERHEAD, layout.V2_HEADER_SIZE
+_LEGACY_MIN_SIZE_V0 = layout.LEGACY_V0_RECORD_OVERHEAD
+_LEGACY_MIN_SIZE_V1 = layout.LEGACY_V1_RECORD_OVERHEAD
+MIN_RECORD_SIZE = sizes.MIN_RECORD_SIZE
 
 # --- sections (decode_sections) ---------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from ..format import layout
 from ..format.crc import BATCH_CRC_OFFSET, BATCH_CRC_START
 from ..format.sizes import V2_BATCH_HEADER
 
@@ -32,8 +33,8 @@ from .snappy import decode_snappy, snappy_capacity
 __all__ = ["LZ4", "SNAPPY", "decode_payload", "plan_batches", "plan_wrappers"]
 
 #: The codec ids (attributes & 7) the kernels decode.
-SNAPPY = 2
-LZ4 = 3
+SNAPPY = layout.COMPRESSION_CODEC_SNAPPY
+LZ4 = layout.COMPRESSION_CODEC_LZ4
 
 _jit = njit(cache=True)
 _kernel = njit(cache=True, nogil=True)

@@ -64,12 +64,12 @@ from ..errors import (
     FramingError,
     KafkaFormatError,
 )
+from ..format import layout
 from ..format.batches import ReadOptions, count_cannot_fit, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from ..format.crc import BATCH_CRC_START
 from ..format.framing import Frame, iter_stream_frames
-from ..format.sizes import LEGACY_MESSAGE_HEADER, max_record_count
-from ..format.sizes import V2_BATCH_HEADER as _V2_HEADER
+from ..format.sizes import max_record_count
 from ..kernels import crc32 as kernel_crc
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
@@ -105,13 +105,13 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
     fs.K_WRAPPER,
     fs.K_REFERENCE,
 )
-_CODEC_MASK = 0x07
+_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
 # Rows to make room for in a wrapper's decompressed value: the least an inner entry takes.
-_MIN_INNER_ENTRY = LEGACY_MESSAGE_HEADER[0]
-_TIMESTAMP_TYPE_BIT = 0x08
-_TRANSACTIONAL_BIT = 0x10
-_CONTROL_BIT = 0x20
-_FRAME_HEAD = struct.Struct(">qi")
+_MIN_INNER_ENTRY, _V2_HEADER = layout.LEGACY_V0_ENTRY_MIN_SIZE, layout.V2_HEADER_SIZE
+_TIMESTAMP_TYPE_BIT = layout.V2_ATTR_TIMESTAMP_TYPE_MASK
+_TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
+_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
+_FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 _TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
 _HEADER_FIELDS = list(HEADER_TYPE.value_type)
 
@@ -783,8 +783,8 @@ def _decompress_error(sec: np.ndarray, view: memoryview, opts: _Options) -> Kafk
     return DecompressionError(f"{resolve_codec(codec, magic=magic).name.lower()}: does not decode")
 
 
-_LEGACY_HEAD = struct.Struct(">IbB")  # crc, magic, attributes (from byte 12)
-_I32 = struct.Struct(">i")
+_LEGACY_HEAD = layout.field_struct(layout.LEGACY_HEADER_FIELDS, "crc", "attributes")  # from 12
+_I32 = layout.field_struct(layout.LEGACY_V0_FIXED_FIELDS, "len_key")
 
 
 def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders: list) -> None:
