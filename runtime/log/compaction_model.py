@@ -16,7 +16,6 @@ LONG_MAX = (1 << 63) - 1
 #: ``delete.retention.ms`` and ``min.cleanable.dirty.ratio`` defaults.
 DEFAULT_DELETE_RETENTION_MS = 86_400_000
 DEFAULT_MIN_CLEANABLE_DIRTY_RATIO = 0.5
-_INT_MAX = (1 << 31) - 1
 
 #: Bits of :attr:`CleanerFacts.flagged`: the batch is discarded as aborted data; its
 #: tombstones are past their delete horizon.
