@@ -11,6 +11,7 @@ from enum import StrEnum
 from ..files.snapshot import ProducerSnapshotEntry
 from ..model import Batch, decrement_sequence
 
+#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: batches remembered per producer for duplicates.
 NUM_BATCHES_TO_RETAIN = 5
 #: ``producer.id.expiration.ms`` default (one day).
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
