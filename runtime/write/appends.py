@@ -1,7 +1,8 @@
-"""The bytes of one append: how a v2 batch's timestamps and offset deltas are laid out
+"""One append, before the partition leader's state: what it may not carry
+(:func:`_check_append`), how a v2 batch's timestamps and offset deltas are laid out
 (:func:`_v2_shape`) and serialised (:func:`_v2_bytes`), and the v0/v1 messages or compressed
 wrapper of a legacy append (:func:`_legacy_bytes`). Pure functions of what a producer sent;
-the partition leader's state stays in :class:`~.writer.PartitionWriter`."""
+the leader's state stays in :class:`~.writer.PartitionWriter`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,37 @@ from kafka_format.schemas.record_batch import build_record_batch
 from ..format.codecs import Codec, compress
 from .encoding import encode_record_batch, encode_records
 from .writer_model import NO_TIMESTAMP, Message
+
+
+def _check_append(
+    messages: list[Message],
+    codec: int,
+    magic: int,
+    idempotent: bool,
+    transactional: bool,
+    follower_copy: bool,
+    has_last_offset_delta: bool,
+) -> Codec:
+    """Refuse what one append cannot carry in ``magic``; returns the codec."""
+    if magic not in (0, 1, 2):
+        raise ValueError(f"magic must be 0, 1 or 2, not {magic}")
+    resolved = Codec(int(codec))
+    if resolved is Codec.ZSTD and magic < 2:
+        raise ValueError("zstd needs magic 2")
+    if magic < 2:
+        if idempotent or transactional:
+            raise ValueError("idempotent and transactional producers need magic 2")
+        if follower_copy:
+            raise ValueError("follower-style copies of cleaned batches are v2 only")
+        if any(m.offset_delta is not None for m in messages):
+            raise ValueError("offset gaps are v2 only")
+        if any(m.headers for m in messages):
+            raise ValueError("record headers need magic 2")
+    if transactional and not idempotent:
+        raise ValueError("a transactional append needs a producer")
+    if not messages and (magic < 2 or not has_last_offset_delta):
+        raise ValueError("an append needs records (an empty v2 batch needs last_offset_delta)")
+    return resolved
 
 
 @dataclass(slots=True, frozen=True)

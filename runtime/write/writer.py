@@ -63,7 +63,7 @@ from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
 from ..files.names import FileKind, partition_dir_name, segment_file_name
 from ..format.codecs import Codec
 from ..model import TimestampType, increment_sequence
-from .appends import _legacy_bytes, _v2_bytes, _v2_shape
+from .appends import _check_append, _legacy_bytes, _v2_bytes, _v2_shape
 from .bookkeeping import _check_not_fenced, _ProducerState, _Segment, java_hashmap_order
 from .encoding import encode_record_batch, encode_records
 from .writer_model import (
@@ -231,24 +231,11 @@ class PartitionWriter:
         """
         self._check_open()
         messages = list(records)
-        if magic not in (0, 1, 2):
-            raise ValueError(f"magic must be 0, 1 or 2, not {magic}")
-        codec = Codec(int(codec))
-        if codec is Codec.ZSTD and magic < 2:
-            raise ValueError("zstd needs magic 2")
-        if magic < 2:
-            if producer is not None or transactional:
-                raise ValueError("idempotent and transactional producers need magic 2")
-            if base_offset is not None or last_offset_delta is not None or delete_horizon_ms:
-                raise ValueError("follower-style copies of cleaned batches are v2 only")
-            if any(m.offset_delta is not None for m in messages):
-                raise ValueError("offset gaps are v2 only")
-            if any(m.headers for m in messages):
-                raise ValueError("record headers need magic 2")
-        if transactional and producer is None:
-            raise ValueError("a transactional append needs a producer")
-        if not messages and (magic < 2 or last_offset_delta is None):
-            raise ValueError("an append needs records (an empty v2 batch needs last_offset_delta)")
+        codec = _check_append(
+            messages, codec, magic, producer is not None, transactional,
+            base_offset is not None or last_offset_delta is not None or bool(delete_horizon_ms),
+            last_offset_delta is not None,
+        )  # fmt: skip
         first_offset = self.next_offset if base_offset is None else base_offset
         if first_offset < self.next_offset:
             raise ValueError(
