@@ -47,28 +47,33 @@ from __future__ import annotations
 
 import itertools
 import os
-import struct
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
-
-from crc32c import crc32c
 
 from kafka_format.schemas.control_record_key import ControlRecordType, build_control_record_key
 from kafka_format.schemas.end_txn_marker import build_end_txn_marker
-from kafka_format.schemas.legacy_message import build_legacy_message
 from kafka_format.schemas.offset_index import build_offset_index
 from kafka_format.schemas.producer_snapshot import build_producer_snapshot
-from kafka_format.schemas.record import RecordSpec, build_records
+from kafka_format.schemas.record import RecordSpec
 from kafka_format.schemas.record_batch import batch_attributes, build_record_batch
 from kafka_format.schemas.time_index import build_time_index
 from kafka_format.schemas.txn_index import build_txn_index
 
 from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
 from ..files.names import FileKind, partition_dir_name, segment_file_name
-from ..format.codecs import Codec, compress
+from ..format.codecs import Codec
 from ..model import TimestampType, increment_sequence
+from .appends import _check_append, _legacy_bytes, _v2_bytes, _v2_shape
+from .bookkeeping import _check_not_fenced, _ProducerState, _Segment, java_hashmap_order
+from .encoding import encode_record_batch, encode_records
+from .writer_model import (
+    Appended,
+    Message,
+    PartitionSummary,
+    Producer,
+    WrittenRecord,
+    _Txn,
+)
 
 __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",
@@ -93,326 +98,9 @@ DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024
 #: Where the default clock starts: 2023-11-14T22:13:20Z, a fixed time for reproducible output.
 DEFAULT_START_TIME_MS = 1_700_000_000_000
 
-NO_TIMESTAMP = -1
 OFFSET_INDEX_ENTRY = 8
 TIME_INDEX_ENTRY = 12
 _INT32_MAX = 0x7FFFFFFF
-
-
-# --- what callers hand in and get back ------------------------------------------------------
-
-
-@dataclass(slots=True, frozen=True)
-class Message:
-    """One record as a producer sends it.
-
-    ``timestamp`` None means "now" by the writer's clock. ``offset_delta`` is only for
-    follower-style appends that copy a cleaned (compacted) batch: the record's offset minus
-    the batch's base offset, leaving gaps where the cleaner removed records.
-    """
-
-    key: bytes | None = None
-    value: bytes | None = None
-    headers: Sequence[tuple[str, bytes | None]] = ()
-    timestamp: int | None = None
-    offset_delta: int | None = None
-
-
-@dataclass(slots=True, frozen=True)
-class Producer:
-    """An idempotent (or transactional) producer's id and epoch, as InitProducerId gave them."""
-
-    producer_id: int
-    epoch: int = 0
-
-
-class Appended(NamedTuple):
-    """The offsets an append was given."""
-
-    base_offset: int
-    last_offset: int
-
-
-@dataclass(slots=True)
-class _Txn:
-    producer_id: int
-    first_offset: int
-    outcome: str = "open"  # "commit", "abort" or still "open"
-    records: int = 0
-
-
-@dataclass(slots=True)
-class WrittenRecord:
-    """A data record as a consumer will see it (``keep_records=True``)."""
-
-    offset: int
-    timestamp: int | None
-    timestamp_type: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[tuple[str, bytes | None], ...]
-    magic: int
-    producer_id: int = -1
-    txn: _Txn | None = None
-
-    @property
-    def transaction_outcome(self) -> str | None:
-        """None outside transactions, else "commit", "abort" or "open"."""
-        return None if self.txn is None else self.txn.outcome
-
-    @property
-    def read_committed(self) -> bool:
-        """Whether a read_committed consumer receives it."""
-        return self.txn is None or self.txn.outcome == "commit"
-
-
-@dataclass(slots=True)
-class PartitionSummary:
-    """What was written to one partition; kept whatever ``keep_records`` says."""
-
-    topic: str
-    partition: int
-    log_start_offset: int = 0
-    log_end_offset: int = 0
-    segments: list[int] = field(default_factory=list)
-    batches: int = 0
-    control_batches: int = 0
-    records: int = 0
-    tombstones: int = 0
-    with_headers: int = 0
-    committed: int = 0
-    aborted: int = 0
-    open: int = 0
-    transactions_committed: int = 0
-    transactions_aborted: int = 0
-    magics: set[int] = field(default_factory=set)
-    codecs: set[str] = field(default_factory=set)
-    leader_epochs: list[tuple[int, int]] = field(default_factory=list)
-
-    @property
-    def read_committed_records(self) -> int:
-        return self.records - self.aborted - self.open
-
-
-# --- fast v2 serialisation ------------------------------------------------------------------
-
-_VARINT_CACHE_SIZE = 1 << 14
-
-
-def _encode_zigzag_raw(raw: int) -> bytes:
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
-
-
-# zigzag raw value -> its bytes, for the small numbers that make up most of a record
-_VARINT_CACHE = [_encode_zigzag_raw(raw) for raw in range(_VARINT_CACHE_SIZE)]
-
-
-def _varint(value: int) -> bytes:
-    # Kafka's int32 and int64 zigzag agree on every value that fits int32, so one encoder
-    # serves both (ByteUtils.writeVarint / writeVarlong).
-    raw = (value << 1) ^ (value >> 63)
-    if raw < _VARINT_CACHE_SIZE:
-        return _VARINT_CACHE[raw]
-    return _encode_zigzag_raw(raw)
-
-
-_NULL = _varint(-1)
-
-
-def encode_records(records: Iterable[RecordSpec]) -> bytes:
-    """v2 records back to back, byte-identical to ``schemas.record.build_records``."""
-    # The hot loop of big generated logs: varints come from the cache inline (the zigzag of
-    # v is (v << 1) ^ (v >> 63)), header keys are encoded once per distinct key.
-    cache, limit, slow = _VARINT_CACHE, _VARINT_CACHE_SIZE, _encode_zigzag_raw
-    null = _NULL
-    header_keys: dict[str, bytes] = {}
-    out: list[bytes] = []
-    append = out.append
-    for r in records:
-        v = r.timestamp_delta
-        raw = (v << 1) ^ (v >> 63)
-        parts = [
-            b"\x00" if r.attributes == 0 else struct.pack(">b", r.attributes),
-            cache[raw] if raw < limit else slow(raw),
-        ]
-        v = r.offset_delta
-        raw = (v << 1) ^ (v >> 63)
-        parts.append(cache[raw] if raw < limit else slow(raw))
-        for data in (r.key, r.value):
-            if data is None:
-                parts.append(null)
-            else:
-                raw = len(data) << 1
-                parts.append(cache[raw] if raw < limit else slow(raw))
-                parts.append(data)
-        headers = r.headers
-        parts.append(cache[len(headers) << 1])
-        for hkey, hvalue in headers:
-            encoded = header_keys.get(hkey)
-            if encoded is None:
-                raw_key = hkey.encode("utf-8")
-                encoded = header_keys[hkey] = _varint(len(raw_key)) + raw_key
-            parts.append(encoded)
-            if hvalue is None:
-                parts.append(null)
-            else:
-                raw = len(hvalue) << 1
-                parts.append(cache[raw] if raw < limit else slow(raw))
-                parts.append(hvalue)
-        body = b"".join(parts)
-        raw = len(body) << 1
-        append(cache[raw] if raw < limit else slow(raw))
-        append(body)
-    return b"".join(out)
-
-
-_BATCH_HEAD = struct.Struct(">qiibI")
-_BATCH_SCOPE = struct.Struct(">hiqqqhii")
-_RECORDS_OFFSET = _BATCH_HEAD.size + _BATCH_SCOPE.size  # 61
-
-
-def encode_record_batch(
-    payload: bytes,
-    *,
-    records_count: int,
-    last_offset_delta: int,
-    base_timestamp: int,
-    max_timestamp: int,
-    base_offset: int = 0,
-    partition_leader_epoch: int = -1,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    base_sequence: int = -1,
-    attributes: int = 0,
-) -> bytes:
-    """A v2 batch around an already serialised (and maybe compressed) record payload.
-
-    Byte-identical to ``schemas.record_batch.build_record_batch`` given the same fields.
-    """
-    scope = _BATCH_SCOPE.pack(
-        attributes,
-        last_offset_delta,
-        base_timestamp,
-        max_timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        records_count,
-    )
-    head = _BATCH_HEAD.pack(
-        base_offset,
-        _RECORDS_OFFSET - 12 + len(payload),
-        partition_leader_epoch,
-        2,
-        crc32c(payload, crc32c(scope)),
-    )
-    return b"".join((head, scope, payload))
-
-
-# --- broker-side bookkeeping ----------------------------------------------------------------
-
-
-def java_hashmap_order(keys: Sequence[int]) -> list[int]:
-    """Long keys in the order a ``java.util.HashMap`` that got them in this order iterates.
-
-    Buckets by ``Long.hashCode`` spread as ``HashMap.hash`` does, in a table grown from 16 at
-    load factor 0.75; within a bucket, insertion order (resizes keep it). Treeified buckets
-    (8+ collisions) are not modelled.
-    """
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(key: int) -> int:
-        unsigned = key & 0xFFFFFFFFFFFFFFFF
-        h = (unsigned ^ (unsigned >> 32)) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    order = {k: i for i, k in enumerate(keys)}
-    return sorted(keys, key=lambda k: (bucket(k), order[k]))
-
-
-@dataclass(slots=True)
-class _ProducerState:
-    """``ProducerStateEntry`` with only its last batch (all a snapshot stores)."""
-
-    producer_id: int
-    epoch: int = -1
-    next_sequence: int = 0
-    last_sequence: int = -1
-    last_offset: int = -1
-    offset_delta: int = 0
-    coordinator_epoch: int = -1
-    last_timestamp: int = NO_TIMESTAMP
-    txn: _Txn | None = None
-
-    def snapshot_entry(self) -> dict[str, int]:
-        return {
-            "producer_id": self.producer_id,
-            "epoch": self.epoch,
-            "last_sequence": self.last_sequence,
-            "last_offset": self.last_offset,
-            "offset_delta": self.offset_delta,
-            "timestamp": self.last_timestamp,
-            "coordinator_epoch": self.coordinator_epoch,
-            "current_txn_first_offset": -1 if self.txn is None else self.txn.first_offset,
-        }
-
-    def bump_epoch(self, epoch: int) -> None:
-        # maybeUpdateProducerEpoch: a new epoch forgets the batches of the old one
-        if epoch != self.epoch:
-            self.epoch = epoch
-            self.next_sequence = 0
-            self.last_sequence = -1
-            self.last_offset = -1
-            self.offset_delta = 0
-
-
-class _Segment:
-    """One segment being written: the .log handle and what ``LogSegment`` keeps in memory."""
-
-    __slots__ = (
-        "base_offset",
-        "bytes_since_index_entry",
-        "index",
-        "log",
-        "max_timestamp",
-        "offset_of_max_timestamp",
-        "path",
-        "size",
-        "time_index",
-        "txn_index",
-    )
-
-    def __init__(self, directory: Path, base_offset: int) -> None:
-        self.base_offset = base_offset
-        self.path = directory / segment_file_name(base_offset, FileKind.LOG)
-        self.log = open(self.path, "xb")  # noqa: SIM115 - closed by _finish
-        self.size = 0
-        self.bytes_since_index_entry = 0
-        self.index: list[tuple[int, int]] = []
-        self.time_index: list[tuple[int, int]] = []
-        self.txn_index: list[dict[str, int]] = []
-        # maxTimestampSoFar before any append: the time index's last entry, or
-        # (NO_TIMESTAMP, base offset) when it has none (TimeIndex.lastEntry)
-        self.max_timestamp = NO_TIMESTAMP
-        self.offset_of_max_timestamp = base_offset
-
-    def file(self, kind: FileKind) -> Path:
-        return self.path.with_name(segment_file_name(self.base_offset, kind))
-
-    def maybe_append_time_entry(self) -> None:
-        """``TimeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar)``."""
-        last_timestamp = self.time_index[-1][0] if self.time_index else NO_TIMESTAMP
-        if self.max_timestamp > last_timestamp:
-            self.time_index.append(
-                (self.max_timestamp, self.offset_of_max_timestamp - self.base_offset)
-            )
 
 
 class PartitionWriter:
@@ -543,24 +231,11 @@ class PartitionWriter:
         """
         self._check_open()
         messages = list(records)
-        if magic not in (0, 1, 2):
-            raise ValueError(f"magic must be 0, 1 or 2, not {magic}")
-        codec = Codec(int(codec))
-        if codec is Codec.ZSTD and magic < 2:
-            raise ValueError("zstd needs magic 2")
-        if magic < 2:
-            if producer is not None or transactional:
-                raise ValueError("idempotent and transactional producers need magic 2")
-            if base_offset is not None or last_offset_delta is not None or delete_horizon_ms:
-                raise ValueError("follower-style copies of cleaned batches are v2 only")
-            if any(m.offset_delta is not None for m in messages):
-                raise ValueError("offset gaps are v2 only")
-            if any(m.headers for m in messages):
-                raise ValueError("record headers need magic 2")
-        if transactional and producer is None:
-            raise ValueError("a transactional append needs a producer")
-        if not messages and (magic < 2 or last_offset_delta is None):
-            raise ValueError("an append needs records (an empty v2 batch needs last_offset_delta)")
+        codec = _check_append(
+            messages, codec, magic, producer is not None, transactional,
+            base_offset is not None or last_offset_delta is not None or bool(delete_horizon_ms),
+            last_offset_delta is not None,
+        )  # fmt: skip
         first_offset = self.next_offset if base_offset is None else base_offset
         if first_offset < self.next_offset:
             raise ValueError(
@@ -712,56 +387,18 @@ class PartitionWriter:
         xerial: bool,
         level: int | None,
     ) -> Appended:
-        timestamps = [now if m.timestamp is None else m.timestamp for m in messages]
-        deltas = [i if m.offset_delta is None else m.offset_delta for i, m in enumerate(messages)]
-        if any(b <= a for a, b in itertools.pairwise(deltas)) or (deltas and deltas[0] < 0):
-            raise ValueError("offset deltas must start at 0 or more and increase")
-        if last_offset_delta is None:
-            last_offset_delta = deltas[-1]
-        elif deltas and last_offset_delta < deltas[-1]:
-            raise ValueError("last_offset_delta is below the last record's offset delta")
-        if delete_horizon_ms is not None:
-            base_timestamp = delete_horizon_ms
-        else:
-            base_timestamp = timestamps[0] if timestamps else now
         lat = self.timestamp_type is TimestampType.LOG_APPEND_TIME
-        if timestamps and not lat:
-            max_timestamp = max(timestamps)
-        else:
-            max_timestamp = now if lat else base_timestamp
-        last_offset = first_offset + last_offset_delta
-        if producer is not None:
-            # The producer's state changes only once the batch is in the log: a roll before
-            # this append snapshots the state without it.
-            known = self._producers.get(producer.producer_id)
-            _check_not_fenced(known, producer)
-            if known is not None and known.txn is not None and not transactional:
-                raise ValueError(f"producer {producer.producer_id} has an open transaction")
-            if base_sequence is not None:
-                sequence = base_sequence
-            elif known is not None and known.epoch == producer.epoch:
-                sequence = known.next_sequence
-            else:
-                sequence = 0
-            producer_id, producer_epoch = producer.producer_id, producer.epoch
-        else:
-            sequence, producer_id, producer_epoch = -1, -1, -1
-        specs = [
-            RecordSpec(
-                key=m.key,
-                value=m.value,
-                headers=tuple(m.headers),
-                offset_delta=d,
-                timestamp_delta=t - base_timestamp,
-            )
-            for m, d, t in zip(messages, deltas, timestamps, strict=True)
-        ]
+        shape = _v2_shape(messages, now, last_offset_delta, delete_horizon_ms, lat)
+        last_offset = first_offset + shape.last_offset_delta
+        sequence, producer_id, producer_epoch = self._sequence(
+            producer, transactional, base_sequence
+        )
         fields = dict(
             base_offset=first_offset,
             partition_leader_epoch=self.leader_epoch,
-            base_timestamp=base_timestamp,
-            max_timestamp=max_timestamp,
-            last_offset_delta=last_offset_delta,
+            base_timestamp=shape.base_timestamp,
+            max_timestamp=shape.max_timestamp,
+            last_offset_delta=shape.last_offset_delta,
             producer_id=producer_id,
             producer_epoch=producer_epoch,
             base_sequence=sequence,
@@ -772,45 +409,70 @@ class PartitionWriter:
                 has_delete_horizon=delete_horizon_ms is not None,
             ),
         )
-        if codec is Codec.NONE and not self.fast:
-            data = build_record_batch(specs, **fields)
-        else:
-            payload = encode_records(specs) if self.fast else build_records(specs)
-            if codec is not Codec.NONE:
-                payload = compress(codec, payload, magic=2, level=level, xerial=xerial)
-            if self.fast:
-                data = encode_record_batch(payload, records_count=len(specs), **fields)
-            else:
-                data = build_record_batch(
-                    compressed_payload=payload, records_count=len(specs), **fields
-                )
-
+        data = _v2_bytes(
+            messages, shape, fields, codec=codec, fast=self.fast, xerial=xerial, level=level
+        )
         segment = self._before_append(len(data), first_offset, last_offset)
         self._assign_leader_epoch(self.leader_epoch, first_offset)
-        self._segment_append(segment, data, [(len(data), last_offset, max_timestamp)])
+        self._segment_append(segment, data, [(len(data), last_offset, shape.max_timestamp)])
 
         txn = None
         if producer is not None:
-            # ProducerAppendInfo.appendDataBatch
-            state = self._producer(producer.producer_id)
-            state.bump_epoch(producer.epoch)
-            # DefaultRecordBatch.lastSequence: base + lastOffsetDelta, gaps and all
-            state.last_sequence = increment_sequence(sequence, last_offset_delta)
-            state.next_sequence = increment_sequence(state.last_sequence, 1)
-            state.last_offset = last_offset
-            state.offset_delta = last_offset - first_offset
-            state.last_timestamp = max_timestamp
-            if transactional:
-                if state.txn is None:
-                    state.txn = _Txn(producer_id, first_offset)
-                    self._ongoing[first_offset] = producer_id
-                txn = state.txn
+            txn = self._append_data_batch(
+                producer, transactional, sequence, first_offset, last_offset, shape.max_timestamp
+            )
         self._count(
-            messages, deltas, timestamps, first_offset, max_timestamp if lat else None, 2, txn,
-            producer_id=producer_id,
+            messages, shape.deltas, shape.timestamps, first_offset,
+            shape.max_timestamp if lat else None, 2, txn, producer_id=producer_id,
         )  # fmt: skip
         self._count_batch(2, codec, last_offset)
         return Appended(first_offset, last_offset)
+
+    def _sequence(
+        self, producer: Producer | None, transactional: bool, base_sequence: int | None
+    ) -> tuple[int, int, int]:
+        """The batch's (base sequence, producer id, producer epoch): -1s without a producer."""
+        if producer is None:
+            return -1, -1, -1
+        # The producer's state changes only once the batch is in the log: a roll before
+        # this append snapshots the state without it.
+        known = self._producers.get(producer.producer_id)
+        _check_not_fenced(known, producer)
+        if known is not None and known.txn is not None and not transactional:
+            raise ValueError(f"producer {producer.producer_id} has an open transaction")
+        if base_sequence is not None:
+            sequence = base_sequence
+        elif known is not None and known.epoch == producer.epoch:
+            sequence = known.next_sequence
+        else:
+            sequence = 0
+        return sequence, producer.producer_id, producer.epoch
+
+    def _append_data_batch(
+        self,
+        producer: Producer,
+        transactional: bool,
+        sequence: int,
+        first_offset: int,
+        last_offset: int,
+        max_timestamp: int,
+    ) -> _Txn | None:
+        """``ProducerAppendInfo.appendDataBatch``, once the batch is in the log; returns the
+        transaction it belongs to."""
+        state = self._producer(producer.producer_id)
+        state.bump_epoch(producer.epoch)
+        # DefaultRecordBatch.lastSequence: base + lastOffsetDelta, gaps and all
+        state.last_sequence = increment_sequence(sequence, last_offset - first_offset)
+        state.next_sequence = increment_sequence(state.last_sequence, 1)
+        state.last_offset = last_offset
+        state.offset_delta = last_offset - first_offset
+        state.last_timestamp = max_timestamp
+        if not transactional:
+            return None
+        if state.txn is None:
+            state.txn = _Txn(producer.producer_id, first_offset)
+            self._ongoing[first_offset] = producer.producer_id
+        return state.txn
 
     def _append_legacy(
         self,
@@ -824,66 +486,11 @@ class PartitionWriter:
         level: int | None,
     ) -> Appended:
         lat = magic == 1 and self.timestamp_type is TimestampType.LOG_APPEND_TIME
-        timestamp_type = int(lat)
-        if magic == 0:
-            timestamps: list[int | None] = [None] * len(messages)
-        else:
-            timestamps = [now if m.timestamp is None else m.timestamp for m in messages]
         last_offset = first_offset + len(messages) - 1
-        seen: list[int | None]
-        if codec is Codec.NONE:
-            # Each message is its own log entry; LogAppendTime overwrites every timestamp.
-            seen = [now] * len(messages) if lat else timestamps
-            entries = [
-                build_legacy_message(
-                    offset=first_offset + i,
-                    key=m.key,
-                    value=m.value,
-                    magic=magic,
-                    timestamp=t,
-                    timestamp_type=timestamp_type,
-                )
-                for i, (m, t) in enumerate(zip(messages, seen, strict=True))
-            ]
-            data = b"".join(entries)
-            batches = [
-                (len(e), first_offset + i, NO_TIMESTAMP if t is None else t)
-                for i, (e, t) in enumerate(zip(entries, seen, strict=True))
-            ]
-        else:
-            # A wrapper whose value is the compressed inner messages: v1 inner offsets are
-            # relative, v0 absolute; the wrapper carries the last offset. The wrapper's
-            # timestamp is the largest inner one, or the append time under LogAppendTime.
-            inner = b"".join(
-                build_legacy_message(
-                    offset=(i if magic == 1 else first_offset + i),
-                    key=m.key,
-                    value=m.value,
-                    magic=magic,
-                    timestamp=t,
-                )
-                for i, (m, t) in enumerate(zip(messages, timestamps, strict=True))
-            )
-            payload = compress(
-                codec,
-                inner,
-                magic=magic,
-                level=level,
-                xerial=xerial,
-                kafka08_checksum=magic == 0,
-            )
-            wrapper_timestamp = None if magic == 0 else now if lat else max(timestamps)
-            data = build_legacy_message(
-                offset=last_offset,
-                value=payload,
-                magic=magic,
-                timestamp=wrapper_timestamp,
-                codec=int(codec),
-                timestamp_type=timestamp_type,
-            )
-            batches = [(len(data), last_offset, wrapper_timestamp or NO_TIMESTAMP)]
-            seen = [wrapper_timestamp] * len(messages) if lat else timestamps
-
+        data, batches, seen = _legacy_bytes(
+            messages, first_offset, now, codec=codec, magic=magic, log_append_time=lat,
+            xerial=xerial, level=level,
+        )  # fmt: skip
         segment = self._before_append(len(data), first_offset, last_offset)
         if self._epochs:
             # a v0/v1 append after v2 ones: UnifiedLog clears the leader epoch cache
@@ -892,7 +499,7 @@ class PartitionWriter:
         self._segment_append(segment, data, batches)
         self._count(
             messages, range(len(messages)), seen, first_offset, None, magic, None,
-            timestamp_type=(-1 if magic == 0 else timestamp_type),
+            timestamp_type=(-1 if magic == 0 else int(lat)),
         )  # fmt: skip
         self._count_batch(magic, codec, last_offset, entries=1 if codec else len(messages))
         return Appended(first_offset, last_offset)
@@ -1084,11 +691,3 @@ class PartitionWriter:
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError("the writer is closed")
-
-
-def _check_not_fenced(state: _ProducerState | None, producer: Producer) -> None:
-    """``ProducerAppendInfo.checkProducerEpoch``: an older epoch is a fenced producer."""
-    if state is not None and producer.epoch < state.epoch:
-        raise ValueError(
-            f"producer {producer.producer_id} epoch {producer.epoch} is fenced by {state.epoch}"
-        )
