@@ -14,8 +14,8 @@
   bytes times Java's ``CompressionRatioEstimator`` ratio times 1.05; a record larger than
   ``batch.size`` gets a batch of its own), when the estimate reaches ``batch.size``, or
   ``linger.ms`` after their first record, and hands each batch to the partition's
-  :class:`~kafka_format.runtime.writer.PartitionWriter` when it is sent; transaction ends write
-  the coordinator's COMMIT/ABORT markers a few ms later;
+  :class:`~kafka_format.runtime.write.writer.PartitionWriter` when it is sent; transaction
+  ends write the coordinator's COMMIT/ABORT markers a few ms later;
 * :class:`SimClock` is the simulated time the writers read as the broker's "now", and
   :class:`Load` when records arrive.
 

@@ -12,7 +12,7 @@ Each topic is written by simulated producer applications (``docs/generate.md`` h
   key; without a key sticky, round-robin or librdkafka-style, by client era) and groups its
   records per partition as ``RecordAccumulator`` does, by ``batch.size`` and ``linger.ms``;
   transaction ends, producer restarts and the end of the run flush the rest;
-* the partition leader (:class:`~kafka_format.runtime.writer.PartitionWriter`) appends each
+* the partition leader (:class:`~kafka_format.runtime.write.writer.PartitionWriter`) appends each
   batch when the producer sends it, and the transaction coordinator's COMMIT/ABORT markers to
   every partition a transaction wrote to.
 
