@@ -11,6 +11,8 @@ from crc32c import crc32c
 
 from kafka_format.schemas.record import RecordSpec
 
+from ..format.layout import LOG_OVERHEAD, V2_HEADER_FIELDS, V2_HEADER_SIZE, field_struct
+
 _VARINT_CACHE_SIZE = 1 << 14
 
 
@@ -86,9 +88,9 @@ def encode_records(records: Iterable[RecordSpec]) -> bytes:
     return b"".join(out)
 
 
-_BATCH_HEAD = struct.Struct(">qiibI")
-_BATCH_SCOPE = struct.Struct(">hiqqqhii")
-_RECORDS_OFFSET = _BATCH_HEAD.size + _BATCH_SCOPE.size  # 61
+# The header in two runs: up to the CRC, and the CRC's scope (attributes to records count).
+_BATCH_HEAD = field_struct(V2_HEADER_FIELDS, "base_offset", "crc")
+_BATCH_SCOPE = field_struct(V2_HEADER_FIELDS, "attributes", "records_count")
 
 
 def encode_record_batch(
@@ -121,7 +123,7 @@ def encode_record_batch(
     )
     head = _BATCH_HEAD.pack(
         base_offset,
-        _RECORDS_OFFSET - 12 + len(payload),
+        V2_HEADER_SIZE - LOG_OVERHEAD + len(payload),
         partition_leader_epoch,
         2,
         crc32c(payload, crc32c(scope)),
