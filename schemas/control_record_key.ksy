@@ -13,6 +13,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#controlbatch
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/ControlRecordType.java ControlRecordType
+-webide-representation: '{type} (version {version:dec})'
 seq:
   - id: version
     type: s2

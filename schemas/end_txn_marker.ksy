@@ -9,6 +9,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#controlbatch
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/EndTransactionMarker.java EndTransactionMarker
+-webide-representation: 'coordinator_epoch {coordinator_epoch:dec} (version {version:dec})'
 seq:
   - id: version
     type: s2

@@ -20,6 +20,7 @@ seq:
 types:
   entry:
     doc: One index entry (8 bytes).
+    -webide-representation: 'relative_offset {relative_offset:dec} at position {position:dec}'
     seq:
       - id: relative_offset
         type: s4

@@ -31,6 +31,7 @@ seq:
 types:
   entry:
     doc: The state of one producer (46 bytes).
+    -webide-representation: 'producer {producer_id:dec} epoch {epoch:dec}, last_sequence {last_sequence:dec}, last_offset {last_offset:dec}'
     seq:
       - id: producer_id
         type: s8

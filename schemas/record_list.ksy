@@ -18,6 +18,7 @@ params:
   - id: num_records
     type: s4
     doc: Number of records, the batch header's records_count.
+-webide-representation: '{num_records:dec} records'
 seq:
   - id: records
     type: record

@@ -44,6 +44,7 @@ instances:
 types:
   frame:
     doc: One entry (v2 batch or legacy message), dispatched on its magic byte.
+    -webide-representation: 'at byte {ofs_frame:dec}: {body}'
     params:
       - id: ofs_frame
         type: u8

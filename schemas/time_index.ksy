@@ -20,6 +20,7 @@ seq:
 types:
   entry:
     doc: One index entry (12 bytes).
+    -webide-representation: 'timestamp {timestamp:dec} at relative_offset {relative_offset:dec}'
     seq:
       - id: timestamp
         type: s8

@@ -18,6 +18,7 @@ seq:
 types:
   aborted_txn:
     doc: One aborted transaction (34 bytes).
+    -webide-representation: 'producer {producer_id:dec}, offsets {first_offset:dec}-{last_offset:dec}, last_stable_offset {last_stable_offset:dec}'
     seq:
       - id: version
         type: s2

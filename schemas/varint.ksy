@@ -21,6 +21,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#record
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java ByteUtils.readVarint / readVarlong
+-webide-representation: '{value:dec}'
 seq:
   - id: groups
     type: u1

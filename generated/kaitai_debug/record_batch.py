@@ -9,6 +9,7 @@ import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
 from . import kafka_enums
 from . import record_list
+from enum import IntEnum
 import collections
 
 
@@ -34,6 +35,12 @@ class RecordBatch(KaitaiStruct):
     .. seealso::
        DefaultRecordBatch - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java
     """
+
+    class BatchKind(IntEnum):
+        data = 0
+        transactional = 1
+        control = 2
+        transactional_control = 3
     SEQ_FIELDS = ["base_offset", "batch_length", "partition_leader_epoch", "magic", "crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch", "base_sequence", "records_count", "records", "compressed_records"]
     def __init__(self, _io, _parent=None, _root=None):
         super(RecordBatch, self).__init__(_io)
@@ -145,5 +152,47 @@ class RecordBatch(KaitaiStruct):
         def _fetch_instances(self):
             pass
 
+
+    @property
+    def batch_kind(self):
+        """What the batch holds, from the is_control and is_transactional bits: plain data, a
+        transaction's data, or control records (a transaction marker is a transactional
+        control batch; KRaft's control records are not transactional).
+        """
+        if hasattr(self, '_m_batch_kind'):
+            return self._m_batch_kind
+
+        self._m_batch_kind = KaitaiStream.resolve_enum(RecordBatch.BatchKind, (2 if self.attributes.is_control else 0) + (1 if self.attributes.is_transactional else 0))
+        return getattr(self, '_m_batch_kind', None)
+
+    @property
+    def last_offset(self):
+        """Offset of the last record of the batch (Kafka's lastOffset)."""
+        if hasattr(self, '_m_last_offset'):
+            return self._m_last_offset
+
+        self._m_last_offset = self.base_offset + self.last_offset_delta
+        return getattr(self, '_m_last_offset', None)
+
+    @property
+    def record_version(self):
+        """The format version (magic) by name; always v2 here."""
+        if hasattr(self, '_m_record_version'):
+            return self._m_record_version
+
+        self._m_record_version = kafka_enums.KafkaEnums.RecordVersion.v2
+        return getattr(self, '_m_record_version', None)
+
+    @property
+    def timestamp_type(self):
+        """The batch's timestamp type (bit 3 of the attributes): create_time or log_append_time;
+        a v2 batch always has one. Named as in legacy_message, so that every entry of a
+        record set answers `body.timestamp_type`.
+        """
+        if hasattr(self, '_m_timestamp_type'):
+            return self._m_timestamp_type
+
+        self._m_timestamp_type = self.attributes.timestamp_type
+        return getattr(self, '_m_timestamp_type', None)
 
 
