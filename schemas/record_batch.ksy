@@ -6,6 +6,8 @@ meta:
   imports:
     - kafka_enums
     - record_list
+    - control_record_key
+    - end_txn_marker
 doc: |
   A whole v2 record batch as it lies in a log segment or a fetch response, from its
   base_offset (Kafka 0.11+). batch_length counts the bytes after itself, from
@@ -97,6 +99,41 @@ instances:
       What the batch holds, from the is_control and is_transactional bits: plain data, a
       transaction's data, or control records (a transaction marker is a transactional
       control batch; KRaft's control records are not transactional).
+  control_key:
+    io: records.records[0].body._io
+    pos: >-
+      1 + records.records[0].body.timestamp_delta.groups.size
+      + records.records[0].body.offset_delta.groups.size
+      + records.records[0].body.len_key.groups.size
+    type: control_record_key
+    if: >-
+      attributes.is_control
+      and attributes.compression == kafka_enums::compression_codec::none
+      and records_count > 0
+      and records.records[0].body.len_key.value >= 4
+    doc: |
+      The key of the first record of an uncompressed control batch, typed: its control type
+      (commit, abort, or a KRaft type) by name. Kafka writes one control record per batch.
+  control_value:
+    io: records.records[0].body._io
+    pos: >-
+      1 + records.records[0].body.timestamp_delta.groups.size
+      + records.records[0].body.offset_delta.groups.size
+      + records.records[0].body.len_key.groups.size
+      + records.records[0].body.len_key.value
+      + records.records[0].body.len_value.groups.size
+    type: end_txn_marker
+    if: >-
+      attributes.is_control
+      and attributes.compression == kafka_enums::compression_codec::none
+      and records_count > 0
+      and records.records[0].body.len_key.value >= 4
+      and records.records[0].body.len_value.value >= 6
+      and (control_key.type == control_record_key::control_record_type::abort
+      or control_key.type == control_record_key::control_record_type::commit)
+    doc: |
+      The value of that first control record, typed, when it is a transaction marker (abort
+      or commit): the coordinator epoch.
 types:
   attributes:
     doc: The int16 attributes of a v2 batch, most significant bit first.

@@ -7,8 +7,8 @@
 
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
-from . import record_batch
 from . import legacy_message
+from . import record_batch
 import collections
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Parse a file as the Kaitai Web IDE does and print the object tree's node labels as JSON.
 //
-// Usage: NODE_PATH=.tools/npm/node_modules node tests/js/webide_tree.js MAIN.ksy FILE.bin...
+// Usage: NODE_PATH=.tools/npm/node_modules node tests/js/webide_tree.js [--eager] MAIN.ksy FILE.bin...
+//   --eager: evaluate every instance, as the IDE's eager mode does (or as opening each lazy
+//   instance node does); without it, lazy instances are left out.
 //
 // A model of kaitai_struct_webide (master), written from reading its sources, not copied:
 //   - compile: src/v1/KaitaiServices.ts (CompilerService.compile, JsImporter): the npm compiler
@@ -74,7 +76,7 @@ async function build(mainKsy) {
   return { out, top, ksyTypes, imports };
 }
 
-function exportValue(ctx, obj, debug, p) {
+function exportValue(ctx, obj, debug, p, noLazy) {
   const res = {
     path: p,
     type: obj instanceof Uint8Array ? 'bytes'
@@ -94,7 +96,7 @@ function exportValue(ctx, obj, debug, p) {
       res.enumString = e[obj];
     }
   } else if (res.type === 'array') {
-    res.items = obj.map((item, i) => exportValue(ctx, item, debug && debug.arr && debug.arr[i], p.concat(String(i))));
+    res.items = obj.map((item, i) => exportValue(ctx, item, debug && debug.arr && debug.arr[i], p.concat(String(i)), noLazy));
   } else {
     res.cls = obj.constructor.name;
     res.fields = {};
@@ -102,14 +104,14 @@ function exportValue(ctx, obj, debug, p) {
     const names = new Set(Object.keys(obj));
     if (obj._debug) Object.keys(obj._debug).forEach((k) => names.add(k));
     for (const k of names) {
-      if (k[0] !== '_') res.fields[k] = exportValue(ctx, obj[k], obj._debug && obj._debug[k], p.concat(k));
+      if (k[0] !== '_') res.fields[k] = exportValue(ctx, obj[k], obj._debug && obj._debug[k], p.concat(k), noLazy);
     }
     const props = Object.getOwnPropertyNames(obj.constructor.prototype)
       .filter((x) => x[0] !== '_' && x !== 'constructor' && x !== 'toString');
     for (const prop of props) {
       const inst = (ksyType && ksyType.instancesByJsName && ksyType.instancesByJsName[prop]) || {};
       const mode = inst['-webide-parse-mode'];
-      const eager = mode === 'eager' || (mode !== 'lazy' && inst.value);
+      const eager = noLazy || mode === 'eager' || (mode !== 'lazy' && inst.value);
       if (!Object.prototype.hasOwnProperty.call(obj, `_m_${prop}`) && !eager) continue;
       let value;
       let err = null;
@@ -118,7 +120,7 @@ function exportValue(ctx, obj, debug, p) {
       } catch (e) {
         err = e;
       }
-      const ex = exportValue(ctx, value, obj._debug[`_m_${prop}`], p.concat(prop));
+      const ex = exportValue(ctx, value, obj._debug[`_m_${prop}`], p.concat(prop), noLazy);
       if (err) ex.instanceError = String(err.message || err);
       res.fields[prop] = ex;
     }
@@ -195,7 +197,9 @@ function walk(ctx, ex, nodes) {
 }
 
 async function main() {
-  const [mainKsy, ...dataFiles] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const noLazy = args[0] === '--eager';
+  const [mainKsy, ...dataFiles] = noLazy ? args.slice(1) : args;
   if (!mainKsy || dataFiles.length === 0) {
     process.stderr.write('usage: webide_tree.js MAIN.ksy FILE.bin...\n');
     process.exit(2);
@@ -213,7 +217,7 @@ async function main() {
       error = `${e.name}: ${e.message}`;
     }
     const nodes = [];
-    walk(ctx, exportValue(ctx, root, { start: 0, end: data.length }, []), nodes);
+    walk(ctx, exportValue(ctx, root, { start: 0, end: data.length }, [], noLazy), nodes);
     return { file, error, imports: ctx.imports, nodes };
   });
   fs.rmSync(ctx.out, { recursive: true, force: true });

@@ -37,7 +37,7 @@ SCHEMA_IDS = sorted(p.stem for p in SCHEMAS.glob("*.ksy"))
 #: read nothing; every other type is a tree node and needs a summary.
 ROOT_ONLY = {"record_set", "offset_index", "time_index", "txn_index", "producer_snapshot"}
 NO_DATA = {"kafka_enums"}
-#: The seven files the IDE needs for a .log segment (docs/web-ide.md).
+#: The nine files the IDE needs for a .log segment (docs/web-ide.md).
 RECORD_SET_FILES = {
     "record_set",
     "record_batch",
@@ -46,6 +46,8 @@ RECORD_SET_FILES = {
     "record",
     "varint",
     "kafka_enums",
+    "control_record_key",
+    "end_txn_marker",
 }
 REF = re.compile(r"{(.*?)}")
 
@@ -75,9 +77,12 @@ def run_node(node: str, script: str, *args: str) -> object:
     return json.loads(proc.stdout)
 
 
-def webide_trees(node: str, *files: Path) -> list[dict]:
-    """The IDE's view of each file parsed with record_set.ksy (see tests/js/webide_tree.js)."""
-    out = run_node(node, "webide_tree.js", str(SCHEMAS / "record_set.ksy"), *map(str, files))
+def webide_trees(node: str, *files: Path, eager: bool = False) -> list[dict]:
+    """The IDE's view of each file parsed with record_set.ksy (see tests/js/webide_tree.js);
+    ``eager`` evaluates every instance, as the IDE's eager mode does."""
+    flags = ["--eager"] if eager else []
+    record_set = str(SCHEMAS / "record_set.ksy")
+    out = run_node(node, "webide_tree.js", *flags, record_set, *map(str, files))
     assert isinstance(out, list) and len(out) == len(files)
     return out
 
@@ -160,6 +165,55 @@ def test_timestamp_type_by_magic_in_javascript(node: str, tmp_path: Path) -> Non
         py = RecordSet(KaitaiStream(BytesIO(path.read_bytes()))).frames[0].body
         assert py.timestamp_type.name.upper() == name, where
         assert int(py.timestamp_type) == {"NO": -1, "CR": 0, "LO": 1}[name[:2]], where
+
+
+# --- control batches: the control type by name ---------------------------------------------
+
+
+def control_batch(control_type: int, coordinator_epoch: int) -> bytes:
+    """A transaction marker as kafka-python lays out a v2 batch: one record, key (version 0,
+    type), value (version 0, coordinator epoch); the control and transactional bits set
+    afterwards (kafka-python's builder writes data batches only)."""
+    builder = DefaultRecordBatchBuilder(2, 0, 1, 4242, 0, -1, 1 << 20)
+    key = struct.pack(">hh", 0, control_type)
+    builder.append(7, 1_700_000_000_000, key, struct.pack(">hi", 0, coordinator_epoch), [])
+    data = bytearray(builder.build())
+    data[22] |= 0x20
+    return bytes(data)
+
+
+def test_control_batches_name_their_control_type(node: str, tmp_path: Path) -> None:
+    from kafka.record.memory_records import MemoryRecords
+
+    cases = [(0, 3, "ABORT"), (1, 9, "COMMIT")]
+    files = []
+    for control_type, epoch, _ in cases:
+        path = tmp_path / f"control-{control_type}.bin"
+        path.write_bytes(control_batch(control_type, epoch) + entry(2, log_append=False))
+        files.append(path)
+    for (control_type, epoch, name), path, tree in zip(
+        cases, files, webide_trees(node, *files, eager=True), strict=True
+    ):
+        # kafka-python, an independent reader, sees the same marker.
+        (record,) = list(MemoryRecords(path.read_bytes()).next_batch())
+        assert type(record).__name__ == "ControlRecord"
+        assert (record.abort, record.commit) == (control_type == 0, control_type == 1)
+        assert tree["error"] is None
+        nodes = by_path(tree)
+        assert nodes["frames.0.body"]["text"].endswith(", TRANSACTIONAL_CONTROL")
+        key = nodes["frames.0.body.controlKey"]["text"]
+        assert key == f"controlKey [ControlRecordKey]: {name} (version 0)"
+        value = nodes["frames.0.body.controlValue"]["text"]
+        assert value == f"controlValue [EndTxnMarker]: coordinator_epoch {epoch} (version 0)"
+        # The data batch after it has neither, and evaluating them is no error.
+        assert nodes["frames.1.body"]["text"].endswith(", DATA")
+        assert nodes["frames.1.body.controlKey"]["text"] == "controlKey = <no value>"
+        assert nodes["frames.1.body.controlValue"]["instance_error"] is None
+        # The Python build of the same schemas.
+        py = RecordSet(KaitaiStream(BytesIO(path.read_bytes()))).frames
+        assert py[0].body.control_key.type.name.upper() == name
+        assert py[0].body.control_value.coordinator_epoch == epoch
+        assert py[1].body.control_key is None
 
 
 # --- (b) summaries: present, and every {reference} resolves ---------------------------------
