@@ -1,6 +1,7 @@
 meta:
   id: control_record_key
   title: Kafka control record key
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |

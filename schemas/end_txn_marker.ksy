@@ -1,6 +1,7 @@
 meta:
   id: end_txn_marker
   title: Kafka end transaction marker (control record value)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |

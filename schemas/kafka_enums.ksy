@@ -1,6 +1,7 @@
 meta:
   id: kafka_enums
   title: Codes shared by Kafka's record formats
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |

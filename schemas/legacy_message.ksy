@@ -1,6 +1,7 @@
 meta:
   id: legacy_message
   title: Kafka legacy message (message format v0 and v1, magic 0 and 1)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:

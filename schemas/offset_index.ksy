@@ -1,6 +1,8 @@
 meta:
   id: offset_index
   title: Kafka offset index (.index)
+  application: Apache Kafka
+  file-extension: index
   license: Apache-2.0
   endian: be
 doc: |

@@ -1,6 +1,8 @@
 meta:
   id: producer_snapshot
   title: Kafka producer-state snapshot (.snapshot)
+  application: Apache Kafka
+  file-extension: snapshot
   license: Apache-2.0
   endian: be
 doc: |

@@ -1,6 +1,7 @@
 meta:
   id: record
   title: Kafka record (message format v2, inside a record batch)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:

@@ -1,6 +1,7 @@
 meta:
   id: record_batch
   title: Kafka record batch (message format v2, magic 2)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:

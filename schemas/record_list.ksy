@@ -1,6 +1,7 @@
 meta:
   id: record_list
   title: Records of a Kafka v2 record batch
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:

@@ -1,6 +1,8 @@
 meta:
   id: record_set
   title: Kafka record set / log segment (.log)
+  application: Apache Kafka
+  file-extension: log
   license: Apache-2.0
   endian: be
   imports:

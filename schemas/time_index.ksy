@@ -1,6 +1,8 @@
 meta:
   id: time_index
   title: Kafka time index (.timeindex)
+  application: Apache Kafka
+  file-extension: timeindex
   license: Apache-2.0
   endian: be
 doc: |

@@ -1,6 +1,8 @@
 meta:
   id: txn_index
   title: Kafka transaction index (.txnindex)
+  application: Apache Kafka
+  file-extension: txnindex
   license: Apache-2.0
   endian: be
 doc: |

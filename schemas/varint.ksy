@@ -1,6 +1,7 @@
 meta:
   id: varint
   title: Kafka zigzag varint / varlong
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |

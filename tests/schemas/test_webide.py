@@ -437,12 +437,24 @@ def _referenced_specs(spec_id: str, spec: dict, ids: set[str]) -> set[str]:
     return found
 
 
+#: The specs that describe a whole file, by the extension Kafka gives it (LogFileUtils).
+FILE_EXTENSIONS = {
+    "record_set": "log",
+    "offset_index": "index",
+    "time_index": "timeindex",
+    "txn_index": "txnindex",
+    "producer_snapshot": "snapshot",
+}
+
+
 def test_every_spec_has_meta_doc_ref_and_exact_imports(specs: dict[str, dict]) -> None:
     ids = set(specs)
     for spec_id, spec in specs.items():
         meta = spec["meta"]
         assert meta["id"] == spec_id
         assert meta["title"].strip() and meta["license"] == "Apache-2.0" and meta["endian"] == "be"
+        assert meta["application"] == "Apache Kafka"
+        assert meta.get("file-extension") == FILE_EXTENSIONS.get(spec_id), spec_id
         refs = spec["doc-ref"] if isinstance(spec["doc-ref"], list) else [spec["doc-ref"]]
         assert any(r.startswith("https://kafka.apache.org/documentation/") for r in refs)
         assert any(r.startswith("https://github.com/apache/kafka/blob/trunk/") for r in refs)
