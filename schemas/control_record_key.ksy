@@ -1,6 +1,7 @@
 meta:
   id: control_record_key
   title: Kafka control record key
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |
@@ -13,6 +14,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#controlbatch
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/ControlRecordType.java ControlRecordType
+-webide-representation: '{type} (version {version:dec})'
 seq:
   - id: version
     type: s2

@@ -1,6 +1,7 @@
 meta:
   id: end_txn_marker
   title: Kafka end transaction marker (control record value)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |
@@ -9,6 +10,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#controlbatch
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/EndTransactionMarker.java EndTransactionMarker
+-webide-representation: 'coordinator_epoch {coordinator_epoch:dec} (version {version:dec})'
 seq:
   - id: version
     type: s2

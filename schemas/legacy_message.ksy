@@ -1,6 +1,7 @@
 meta:
   id: legacy_message
   title: Kafka legacy message (message format v0 and v1, magic 0 and 1)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:
@@ -18,6 +19,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#messageset
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/LegacyRecord.java LegacyRecord
+-webide-representation: '{record_version} offset {offset:dec}, {attributes.compression}, {timestamp_type}, len_key {len_key:dec}, len_value {len_value:dec}'
 seq:
   - id: offset
     type: s8
@@ -56,17 +58,35 @@ seq:
     doc: |
       The value bytes; absent (null) when len_value is negative. For a compressed wrapper,
       the compressed inner message set.
+instances:
+  timestamp_type:
+    value: >-
+      magic == 0 ? kafka_enums::timestamp_type::no_timestamp_type
+      : attributes.timestamp_type ? kafka_enums::timestamp_type::log_append_time
+      : kafka_enums::timestamp_type::create_time
+    doc: |
+      The message's timestamp type as Kafka reads it (LegacyRecord.timestampType):
+      no_timestamp_type (-1) for magic 0, else create_time or log_append_time by bit 3
+      of the attributes. (A compressed v1 wrapper with log_append_time imposes its own
+      timestamp on its inner messages.) The enum is written out as a conditional because
+      compiler 0.11 does not find an imported enum from a value instance's `enum` key.
+  record_version:
+    value: 'magic == 0 ? kafka_enums::record_version::v0 : kafka_enums::record_version::v1'
+    doc: The message format version (magic) by name; magic is 0 or 1 here.
 types:
   attributes:
     doc: The int8 attributes of a legacy message, most significant bit first.
+    -webide-representation: '{compression}'
     seq:
       - id: reserved
         type: b4
         doc: Bits 7-4, unused (0).
       - id: timestamp_type
         type: b1
-        enum: kafka_enums::timestamp_type
-        doc: Bit 3; CreateTime (0) or LogAppendTime (1). Meaningful for v1 only.
+        doc: |
+          Bit 3 as stored: set for LogAppendTime, clear for CreateTime, in v1 only. A v0
+          message has no timestamp type, whatever this bit holds: read the message's
+          timestamp_type, which says so (no_timestamp_type).
       - id: compression
         type: b3
         enum: kafka_enums::compression_codec

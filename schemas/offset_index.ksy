@@ -1,6 +1,8 @@
 meta:
   id: offset_index
   title: Kafka offset index (.index)
+  application: Apache Kafka
+  file-extension: index
   license: Apache-2.0
   endian: be
 doc: |
@@ -20,6 +22,7 @@ seq:
 types:
   entry:
     doc: One index entry (8 bytes).
+    -webide-representation: 'relative_offset {relative_offset:dec} at position {position:dec}'
     seq:
       - id: relative_offset
         type: s4

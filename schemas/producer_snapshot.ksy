@@ -1,6 +1,8 @@
 meta:
   id: producer_snapshot
   title: Kafka producer-state snapshot (.snapshot)
+  application: Apache Kafka
+  file-extension: snapshot
   license: Apache-2.0
   endian: be
 doc: |
@@ -31,6 +33,7 @@ seq:
 types:
   entry:
     doc: The state of one producer (46 bytes).
+    -webide-representation: 'producer {producer_id:dec} epoch {epoch:dec}, last_sequence {last_sequence:dec}, last_offset {last_offset:dec}'
     seq:
       - id: producer_id
         type: s8

@@ -1,6 +1,7 @@
 meta:
   id: record
   title: Kafka record (message format v2, inside a record batch)
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:
@@ -17,6 +18,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#record
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/DefaultRecord.java DefaultRecord
+-webide-representation: '{body}'
 seq:
   - id: len_body
     type: varint
@@ -30,6 +32,7 @@ seq:
 types:
   body:
     doc: The fields of a record after its length.
+    -webide-representation: 'offset_delta {offset_delta}, timestamp_delta {timestamp_delta}, len_key {len_key}, len_value {len_value}, {num_headers} headers'
     seq:
       - id: attributes
         type: s1
@@ -66,6 +69,7 @@ types:
         doc: The record headers, in order.
   header:
     doc: One record header; keys may repeat.
+    -webide-representation: '{key}, len_value {len_value}'
     seq:
       - id: len_key
         type: varint

@@ -1,6 +1,7 @@
 meta:
   id: record_list
   title: Records of a Kafka v2 record batch
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
   imports:
@@ -18,6 +19,7 @@ params:
   - id: num_records
     type: s4
     doc: Number of records, the batch header's records_count.
+-webide-representation: '{num_records:dec} records'
 seq:
   - id: records
     type: record

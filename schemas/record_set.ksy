@@ -1,6 +1,8 @@
 meta:
   id: record_set
   title: Kafka record set / log segment (.log)
+  application: Apache Kafka
+  file-extension: log
   license: Apache-2.0
   endian: be
   imports:
@@ -44,6 +46,7 @@ instances:
 types:
   frame:
     doc: One entry (v2 batch or legacy message), dispatched on its magic byte.
+    -webide-representation: 'at byte {ofs_frame:dec}: {body}'
     params:
       - id: ofs_frame
         type: u8

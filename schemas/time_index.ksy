@@ -1,6 +1,8 @@
 meta:
   id: time_index
   title: Kafka time index (.timeindex)
+  application: Apache Kafka
+  file-extension: timeindex
   license: Apache-2.0
   endian: be
 doc: |
@@ -20,6 +22,7 @@ seq:
 types:
   entry:
     doc: One index entry (12 bytes).
+    -webide-representation: 'timestamp {timestamp:dec} at relative_offset {relative_offset:dec}'
     seq:
       - id: timestamp
         type: s8

@@ -1,6 +1,8 @@
 meta:
   id: txn_index
   title: Kafka transaction index (.txnindex)
+  application: Apache Kafka
+  file-extension: txnindex
   license: Apache-2.0
   endian: be
 doc: |
@@ -18,6 +20,7 @@ seq:
 types:
   aborted_txn:
     doc: One aborted transaction (34 bytes).
+    -webide-representation: 'producer {producer_id:dec}, offsets {first_offset:dec}-{last_offset:dec}, last_stable_offset {last_stable_offset:dec}'
     seq:
       - id: version
         type: s2

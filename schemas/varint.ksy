@@ -1,6 +1,7 @@
 meta:
   id: varint
   title: Kafka zigzag varint / varlong
+  application: Apache Kafka
   license: Apache-2.0
   endian: be
 doc: |
@@ -21,6 +22,7 @@ doc: |
 doc-ref:
   - https://kafka.apache.org/documentation/#record
   - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java ByteUtils.readVarint / readVarlong
+-webide-representation: '{value:dec}'
 seq:
   - id: groups
     type: u1

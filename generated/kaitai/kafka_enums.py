@@ -22,7 +22,15 @@ class KafkaEnums(KaitaiStruct):
     
     
     .. seealso::
-       CompressionType - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/compress/Compression.java
+       CompressionType - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/CompressionType.java
+    
+    
+    .. seealso::
+       TimestampType - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/TimestampType.java
+    
+    
+    .. seealso::
+       RecordVersion - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/RecordVersion.java
     """
 
     class CompressionCodec(IntEnum):
@@ -32,7 +40,13 @@ class KafkaEnums(KaitaiStruct):
         lz4 = 3
         zstd = 4
 
+    class RecordVersion(IntEnum):
+        v0 = 0
+        v1 = 1
+        v2 = 2
+
     class TimestampType(IntEnum):
+        no_timestamp_type = -1
         create_time = 0
         log_append_time = 1
     def __init__(self, _io, _parent=None, _root=None):

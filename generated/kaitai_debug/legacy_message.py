@@ -111,7 +111,7 @@ class LegacyMessage(KaitaiStruct):
             self.reserved = self._io.read_bits_int_be(4)
             self._debug['reserved']['end'] = self._io.pos()
             self._debug['timestamp_type']['start'] = self._io.pos()
-            self.timestamp_type = KaitaiStream.resolve_enum(kafka_enums.KafkaEnums.TimestampType, self._io.read_bits_int_be(1))
+            self.timestamp_type = self._io.read_bits_int_be(1) != 0
             self._debug['timestamp_type']['end'] = self._io.pos()
             self._debug['compression']['start'] = self._io.pos()
             self.compression = KaitaiStream.resolve_enum(kafka_enums.KafkaEnums.CompressionCodec, self._io.read_bits_int_be(3))
@@ -121,5 +121,28 @@ class LegacyMessage(KaitaiStruct):
         def _fetch_instances(self):
             pass
 
+
+    @property
+    def record_version(self):
+        """The message format version (magic) by name; magic is 0 or 1 here."""
+        if hasattr(self, '_m_record_version'):
+            return self._m_record_version
+
+        self._m_record_version = (kafka_enums.KafkaEnums.RecordVersion.v0 if self.magic == 0 else kafka_enums.KafkaEnums.RecordVersion.v1)
+        return getattr(self, '_m_record_version', None)
+
+    @property
+    def timestamp_type(self):
+        """The message's timestamp type as Kafka reads it (LegacyRecord.timestampType):
+        no_timestamp_type (-1) for magic 0, else create_time or log_append_time by bit 3
+        of the attributes. (A compressed v1 wrapper with log_append_time imposes its own
+        timestamp on its inner messages.) The enum is written out as a conditional because
+        compiler 0.11 does not find an imported enum from a value instance's `enum` key.
+        """
+        if hasattr(self, '_m_timestamp_type'):
+            return self._m_timestamp_type
+
+        self._m_timestamp_type = (kafka_enums.KafkaEnums.TimestampType.no_timestamp_type if self.magic == 0 else (kafka_enums.KafkaEnums.TimestampType.log_append_time if self.attributes.timestamp_type else kafka_enums.KafkaEnums.TimestampType.create_time))
+        return getattr(self, '_m_timestamp_type', None)
 
 

@@ -8,7 +8,10 @@
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
 from . import kafka_enums
+from . import control_record_key
 from . import record_list
+from . import end_txn_marker
+from enum import IntEnum
 import collections
 
 
@@ -34,6 +37,12 @@ class RecordBatch(KaitaiStruct):
     .. seealso::
        DefaultRecordBatch - https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java
     """
+
+    class BatchKind(IntEnum):
+        data = 0
+        transactional = 1
+        control = 2
+        transactional_control = 3
     SEQ_FIELDS = ["base_offset", "batch_length", "partition_leader_epoch", "magic", "crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch", "base_sequence", "records_count", "records", "compressed_records"]
     def __init__(self, _io, _parent=None, _root=None):
         super(RecordBatch, self).__init__(_io)
@@ -111,6 +120,16 @@ class RecordBatch(KaitaiStruct):
         if self.attributes.compression != kafka_enums.KafkaEnums.CompressionCodec.none:
             pass
 
+        _ = self.control_key
+        if hasattr(self, '_m_control_key'):
+            pass
+            self._m_control_key._fetch_instances()
+
+        _ = self.control_value
+        if hasattr(self, '_m_control_value'):
+            pass
+            self._m_control_value._fetch_instances()
+
 
     class Attributes(KaitaiStruct):
         """The int16 attributes of a v2 batch, most significant bit first."""
@@ -145,5 +164,89 @@ class RecordBatch(KaitaiStruct):
         def _fetch_instances(self):
             pass
 
+
+    @property
+    def batch_kind(self):
+        """What the batch holds, from the is_control and is_transactional bits: plain data, a
+        transaction's data, or control records (a transaction marker is a transactional
+        control batch; KRaft's control records are not transactional).
+        """
+        if hasattr(self, '_m_batch_kind'):
+            return self._m_batch_kind
+
+        self._m_batch_kind = KaitaiStream.resolve_enum(RecordBatch.BatchKind, (2 if self.attributes.is_control else 0) + (1 if self.attributes.is_transactional else 0))
+        return getattr(self, '_m_batch_kind', None)
+
+    @property
+    def control_key(self):
+        """The key of the first record of an uncompressed control batch, typed: its control type
+        (commit, abort, or a KRaft type) by name. Kafka writes one control record per batch.
+        """
+        if hasattr(self, '_m_control_key'):
+            return self._m_control_key
+
+        if  ((self.attributes.is_control) and (self.attributes.compression == kafka_enums.KafkaEnums.CompressionCodec.none) and (self.records_count > 0) and (self.records.records[0].body.len_key.value >= 4)) :
+            pass
+            io = self.records.records[0].body._io
+            _pos = io.pos()
+            io.seek(((1 + len(self.records.records[0].body.timestamp_delta.groups)) + len(self.records.records[0].body.offset_delta.groups)) + len(self.records.records[0].body.len_key.groups))
+            self._debug['_m_control_key']['start'] = io.pos()
+            self._m_control_key = control_record_key.ControlRecordKey(io)
+            self._m_control_key._read()
+            self._debug['_m_control_key']['end'] = io.pos()
+            io.seek(_pos)
+
+        return getattr(self, '_m_control_key', None)
+
+    @property
+    def control_value(self):
+        """The value of that first control record, typed, when it is a transaction marker (abort
+        or commit): the coordinator epoch.
+        """
+        if hasattr(self, '_m_control_value'):
+            return self._m_control_value
+
+        if  ((self.attributes.is_control) and (self.attributes.compression == kafka_enums.KafkaEnums.CompressionCodec.none) and (self.records_count > 0) and (self.records.records[0].body.len_key.value >= 4) and (self.records.records[0].body.len_value.value >= 6) and ( ((self.control_key.type == control_record_key.ControlRecordKey.ControlRecordType.abort) or (self.control_key.type == control_record_key.ControlRecordKey.ControlRecordType.commit)) )) :
+            pass
+            io = self.records.records[0].body._io
+            _pos = io.pos()
+            io.seek(((((1 + len(self.records.records[0].body.timestamp_delta.groups)) + len(self.records.records[0].body.offset_delta.groups)) + len(self.records.records[0].body.len_key.groups)) + self.records.records[0].body.len_key.value) + len(self.records.records[0].body.len_value.groups))
+            self._debug['_m_control_value']['start'] = io.pos()
+            self._m_control_value = end_txn_marker.EndTxnMarker(io)
+            self._m_control_value._read()
+            self._debug['_m_control_value']['end'] = io.pos()
+            io.seek(_pos)
+
+        return getattr(self, '_m_control_value', None)
+
+    @property
+    def last_offset(self):
+        """Offset of the last record of the batch (Kafka's lastOffset)."""
+        if hasattr(self, '_m_last_offset'):
+            return self._m_last_offset
+
+        self._m_last_offset = self.base_offset + self.last_offset_delta
+        return getattr(self, '_m_last_offset', None)
+
+    @property
+    def record_version(self):
+        """The format version (magic) by name; always v2 here."""
+        if hasattr(self, '_m_record_version'):
+            return self._m_record_version
+
+        self._m_record_version = kafka_enums.KafkaEnums.RecordVersion.v2
+        return getattr(self, '_m_record_version', None)
+
+    @property
+    def timestamp_type(self):
+        """The batch's timestamp type (bit 3 of the attributes): create_time or log_append_time;
+        a v2 batch always has one. Named as in legacy_message, so that every entry of a
+        record set answers `body.timestamp_type`.
+        """
+        if hasattr(self, '_m_timestamp_type'):
+            return self._m_timestamp_type
+
+        self._m_timestamp_type = self.attributes.timestamp_type
+        return getattr(self, '_m_timestamp_type', None)
 
 

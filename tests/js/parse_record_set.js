@@ -72,7 +72,7 @@ function legacy(f) {
     crc: m.crc,
     magic: m.magic,
     compression: m.attributes.compression,
-    timestamp_type: m.attributes.timestampType,
+    timestamp_type: m.timestampType, // the message's: -1 (none) for magic 0
     timestamp: m.magic === 1 ? m.timestamp : null,
     key: m.lenKey >= 0 ? hex(m.key) : null,
     value: m.lenValue >= 0 ? hex(m.value) : null,

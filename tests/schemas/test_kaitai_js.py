@@ -136,7 +136,7 @@ def _legacy(m: LegacyMessage) -> dict:
         "crc": m.crc,
         "magic": m.magic,
         "compression": int(m.attributes.compression),
-        "timestamp_type": int(m.attributes.timestamp_type),
+        "timestamp_type": int(m.timestamp_type),
         "timestamp": m.timestamp if m.magic == 1 else None,
         "key": _hex(m.key) if m.len_key >= 0 else None,
         "value": _hex(m.value) if m.len_value >= 0 else None,
