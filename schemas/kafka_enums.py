@@ -22,8 +22,17 @@ class CompressionCodec(enum.IntEnum):
 class TimestampType(enum.IntEnum):
     """Attributes bit 3 (TimestampType.java); magic 0 has no timestamp (Kafka's id -1)."""
 
+    no_timestamp_type = -1
     create_time = 0
     log_append_time = 1
+
+
+class RecordVersion(enum.IntEnum):
+    """The magic byte as Kafka names it (RecordVersion.java)."""
+
+    v0 = 0
+    v1 = 1
+    v2 = 2
 
 
 # Attribute bits of a v2 batch (DefaultRecordBatch.java) and a v0/v1 message (LegacyRecord.java).

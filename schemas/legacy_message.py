@@ -38,6 +38,7 @@ from construct import (
     Int64sb,
     Rebuild,
     Struct,
+    Switch,
     this,
 )
 
@@ -76,8 +77,16 @@ _CRC_SCOPE_FIELDS = (
     Check((this.magic == 0) | (this.magic == 1)),
     "attributes" / Int8sb,
     "compression" / DerivedEnum(Computed(this.attributes & CODEC_MASK), CompressionCodec),
+    # LegacyRecord.timestampType: a magic 0 message has none, whatever bit 3 holds.
     "timestamp_type"
-    / DerivedEnum(Computed((this.attributes & TIMESTAMP_TYPE_BIT) >> 3), TimestampType),
+    / DerivedEnum(
+        Switch(
+            this.magic,
+            {0: Computed(-1)},
+            default=Computed((this.attributes & TIMESTAMP_TYPE_BIT) >> 3),
+        ),
+        TimestampType,
+    ),
     "timestamp" / If(this.magic == 1, Int64sb),
     "len_key" / Rebuild(Int32sb, _nullable_length("key")),
     "key" / If(this.len_key >= 0, ExactBytes(this.len_key)),

@@ -29,7 +29,10 @@ formatfield_5 = struct.Struct('>b')
 def parse_check(condition):
     if not condition: raise CheckError
 factory_6 = {0: EnumIntegerString.new(0, 'none'), 1: EnumIntegerString.new(1, 'gzip'), 2: EnumIntegerString.new(2, 'snappy'), 3: EnumIntegerString.new(3, 'lz4'), 4: EnumIntegerString.new(4, 'zstd')}
-factory_7 = {0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
+factory_7 = {-1: EnumIntegerString.new(-1, 'no_timestamp_type'), 0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
+switch_cases_8 = {}
+switch_cases_8[0] = lambda io,this: -1
+switch_defaultcase_9 = lambda io,this: ((this['attributes'] & 8) >> 3)
 def read_exact(io, length):
     # compiled Bytes() does io.read(n) and silently returns fewer bytes at the end of input
     if length < 0:
@@ -50,7 +53,7 @@ def parse_struct_1(io, this):
         parse_check(((this['magic'] == 0) | (this['magic'] == 1)))
         result['attributes'] = this['attributes'] = formatfield_5.unpack(io.read(1))[0]
         result['compression'] = this['compression'] = reuse(((this['attributes'] & 7)), lambda x: factory_6.get(x, EnumInteger(x)))
-        result['timestamp_type'] = this['timestamp_type'] = reuse((((this['attributes'] & 8) >> 3)), lambda x: factory_7.get(x, EnumInteger(x)))
+        result['timestamp_type'] = this['timestamp_type'] = reuse((switch_cases_8.get(this['magic'], switch_defaultcase_9)(io, this)), lambda x: factory_7.get(x, EnumInteger(x)))
         result['timestamp'] = this['timestamp'] = ((formatfield_2.unpack(io.read(8))[0]) if ((this['magic'] == 1)) else (None))
         result['len_key'] = this['len_key'] = formatfield_3.unpack(io.read(4))[0]
         result['key'] = this['key'] = ((read_exact(io, this['len_key'])) if ((this['len_key'] >= 0)) else (None))

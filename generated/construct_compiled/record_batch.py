@@ -33,7 +33,7 @@ formatfield_4 = struct.Struct('>b')
 formatfield_5 = struct.Struct('>L')
 formatfield_6 = struct.Struct('>h')
 factory_7 = {0: EnumIntegerString.new(0, 'none'), 1: EnumIntegerString.new(1, 'gzip'), 2: EnumIntegerString.new(2, 'snappy'), 3: EnumIntegerString.new(3, 'lz4'), 4: EnumIntegerString.new(4, 'zstd')}
-factory_8 = {0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
+factory_8 = {-1: EnumIntegerString.new(-1, 'no_timestamp_type'), 0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
 def read_exact(io, length):
     # compiled Bytes() does io.read(n) and silently returns fewer bytes at the end of input
     if length < 0:

@@ -36,7 +36,10 @@ formatfield_8 = struct.Struct('>L')
 def parse_check(condition):
     if not condition: raise CheckError
 factory_9 = {0: EnumIntegerString.new(0, 'none'), 1: EnumIntegerString.new(1, 'gzip'), 2: EnumIntegerString.new(2, 'snappy'), 3: EnumIntegerString.new(3, 'lz4'), 4: EnumIntegerString.new(4, 'zstd')}
-factory_10 = {0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
+factory_10 = {-1: EnumIntegerString.new(-1, 'no_timestamp_type'), 0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
+switch_cases_11 = {}
+switch_cases_11[0] = lambda io,this: -1
+switch_defaultcase_12 = lambda io,this: ((this['attributes'] & 8) >> 3)
 def read_exact(io, length):
     # compiled Bytes() does io.read(n) and silently returns fewer bytes at the end of input
     if length < 0:
@@ -57,7 +60,7 @@ def parse_struct_7(io, this):
         parse_check(((this['magic'] == 0) | (this['magic'] == 1)))
         result['attributes'] = this['attributes'] = formatfield_5.unpack(io.read(1))[0]
         result['compression'] = this['compression'] = reuse(((this['attributes'] & 7)), lambda x: factory_9.get(x, EnumInteger(x)))
-        result['timestamp_type'] = this['timestamp_type'] = reuse((((this['attributes'] & 8) >> 3)), lambda x: factory_10.get(x, EnumInteger(x)))
+        result['timestamp_type'] = this['timestamp_type'] = reuse((switch_cases_11.get(this['magic'], switch_defaultcase_12)(io, this)), lambda x: factory_10.get(x, EnumInteger(x)))
         result['timestamp'] = this['timestamp'] = ((formatfield_3.unpack(io.read(8))[0]) if ((this['magic'] == 1)) else (None))
         result['len_key'] = this['len_key'] = formatfield_4.unpack(io.read(4))[0]
         result['key'] = this['key'] = ((read_exact(io, this['len_key'])) if ((this['len_key'] >= 0)) else (None))
@@ -72,9 +75,9 @@ switch_cases_6[1] = lambda io,this: parse_struct_7(io, this)
 def parse_const(value, expected):
     if not value == expected: raise ConstError
     return value
-formatfield_12 = struct.Struct('>h')
-factory_13 = {0: EnumIntegerString.new(0, 'none'), 1: EnumIntegerString.new(1, 'gzip'), 2: EnumIntegerString.new(2, 'snappy'), 3: EnumIntegerString.new(3, 'lz4'), 4: EnumIntegerString.new(4, 'zstd')}
-factory_14 = {0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
+formatfield_14 = struct.Struct('>h')
+factory_15 = {0: EnumIntegerString.new(0, 'none'), 1: EnumIntegerString.new(1, 'gzip'), 2: EnumIntegerString.new(2, 'snappy'), 3: EnumIntegerString.new(3, 'lz4'), 4: EnumIntegerString.new(4, 'zstd')}
+factory_16 = {-1: EnumIntegerString.new(-1, 'no_timestamp_type'), 0: EnumIntegerString.new(0, 'create_time'), 1: EnumIntegerString.new(1, 'log_append_time')}
 def read_zigzag(io, max_bytes, bits):
     data = io.read(1)
     if not data:
@@ -96,7 +99,7 @@ def read_zigzag(io, max_bytes, bits):
             return (raw >> 1) ^ -(raw & 1)
         shift += 7
     raise StreamError("varint longer than %d bytes" % (max_bytes,))
-def parse_struct_16(io, this):
+def parse_struct_18(io, this):
     result = Container()
     this = Container(_ = this, _params = this['_params'], _root = None, _parsing = True, _building = False, _sizing = False, _subcons = None, _io = io, _index = this.get('_index', None))
     this['_root'] = this['_'].get('_root', this)
@@ -110,7 +113,7 @@ def parse_struct_16(io, this):
     except StopFieldError:
         pass
     return result
-def parse_struct_15(io, this):
+def parse_struct_17(io, this):
     result = Container()
     this = Container(_ = this, _params = this['_params'], _root = None, _parsing = True, _building = False, _sizing = False, _subcons = None, _io = io, _index = this.get('_index', None))
     this['_root'] = this['_'].get('_root', this)
@@ -126,14 +129,14 @@ def parse_struct_15(io, this):
         result['value'] = this['value'] = ((read_exact(io, this['len_value'])) if ((this['len_value'] >= 0)) else (None))
         result['num_headers'] = this['num_headers'] = read_zigzag(io, 5, 32)
         parse_check((this['num_headers'] >= 0))
-        result['headers'] = this['headers'] = ListContainer((parse_struct_16(io, this)) for i in range(this['num_headers']))
+        result['headers'] = this['headers'] = ListContainer((parse_struct_18(io, this)) for i in range(this['num_headers']))
         result['_end'] = this['_end'] = io.tell()
         parse_check(((this['_end'] - this['_start']) == this['length']))
         pass
     except StopFieldError:
         pass
     return result
-def parse_struct_11(io, this):
+def parse_struct_13(io, this):
     result = Container()
     this = Container(_ = this, _params = this['_params'], _root = None, _parsing = True, _building = False, _sizing = False, _subcons = None, _io = io, _index = this.get('_index', None))
     this['_root'] = this['_'].get('_root', this)
@@ -144,9 +147,9 @@ def parse_struct_11(io, this):
         result['partition_leader_epoch'] = this['partition_leader_epoch'] = formatfield_4.unpack(io.read(4))[0]
         result['magic'] = this['magic'] = parse_const(formatfield_5.unpack(io.read(1))[0], 2)
         result['crc'] = this['crc'] = formatfield_8.unpack(io.read(4))[0]
-        result['attributes'] = this['attributes'] = formatfield_12.unpack(io.read(2))[0]
-        result['compression'] = this['compression'] = reuse(((this['attributes'] & 7)), lambda x: factory_13.get(x, EnumInteger(x)))
-        result['timestamp_type'] = this['timestamp_type'] = reuse((((this['attributes'] & 8) >> 3)), lambda x: factory_14.get(x, EnumInteger(x)))
+        result['attributes'] = this['attributes'] = formatfield_14.unpack(io.read(2))[0]
+        result['compression'] = this['compression'] = reuse(((this['attributes'] & 7)), lambda x: factory_15.get(x, EnumInteger(x)))
+        result['timestamp_type'] = this['timestamp_type'] = reuse((((this['attributes'] & 8) >> 3)), lambda x: factory_16.get(x, EnumInteger(x)))
         result['is_transactional'] = this['is_transactional'] = ((this['attributes'] & 16) != 0)
         result['is_control'] = this['is_control'] = ((this['attributes'] & 32) != 0)
         result['has_delete_horizon'] = this['has_delete_horizon'] = ((this['attributes'] & 64) != 0)
@@ -154,18 +157,18 @@ def parse_struct_11(io, this):
         result['base_timestamp'] = this['base_timestamp'] = formatfield_3.unpack(io.read(8))[0]
         result['max_timestamp'] = this['max_timestamp'] = formatfield_3.unpack(io.read(8))[0]
         result['producer_id'] = this['producer_id'] = formatfield_3.unpack(io.read(8))[0]
-        result['producer_epoch'] = this['producer_epoch'] = formatfield_12.unpack(io.read(2))[0]
+        result['producer_epoch'] = this['producer_epoch'] = formatfield_14.unpack(io.read(2))[0]
         result['base_sequence'] = this['base_sequence'] = formatfield_4.unpack(io.read(4))[0]
         result['records_count'] = this['records_count'] = formatfield_4.unpack(io.read(4))[0]
         parse_check((this['records_count'] >= 0))
-        result['records'] = this['records'] = ((restream(read_exact(io, (this['batch_length'] - 49)), lambda io: (ListContainer((parse_struct_15(io, this)) for i in range(this['records_count']))))) if (((this['attributes'] & 7) == 0)) else (None))
+        result['records'] = this['records'] = ((restream(read_exact(io, (this['batch_length'] - 49)), lambda io: (ListContainer((parse_struct_17(io, this)) for i in range(this['records_count']))))) if (((this['attributes'] & 7) == 0)) else (None))
         result['compressed_records'] = this['compressed_records'] = ((read_exact(io, (this['batch_length'] - 49))) if (((this['attributes'] & 7) != 0)) else (None))
         pass
     except StopFieldError:
         pass
     return result
-switch_cases_6[2] = lambda io,this: parse_struct_11(io, this)
-switch_defaultcase_17 = lambda io,this: io.read()
+switch_cases_6[2] = lambda io,this: parse_struct_13(io, this)
+switch_defaultcase_19 = lambda io,this: io.read()
 def parse_struct_2(io, this):
     result = Container()
     this = Container(_ = this, _params = this['_params'], _root = None, _parsing = True, _building = False, _sizing = False, _subcons = None, _io = io, _index = this.get('_index', None))
@@ -174,7 +177,7 @@ def parse_struct_2(io, this):
         result['base_offset'] = this['base_offset'] = parse_pointer(io, 0, lambda: formatfield_3.unpack(io.read(8))[0])
         result['length'] = this['length'] = parse_pointer(io, 8, lambda: formatfield_4.unpack(io.read(4))[0])
         result['magic'] = this['magic'] = parse_pointer(io, 16, lambda: formatfield_5.unpack(io.read(1))[0])
-        result['body'] = this['body'] = switch_cases_6.get(this['magic'], switch_defaultcase_17)(io, this)
+        result['body'] = this['body'] = switch_cases_6.get(this['magic'], switch_defaultcase_19)(io, this)
         pass
     except StopFieldError:
         pass

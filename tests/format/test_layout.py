@@ -375,6 +375,7 @@ def test_attribute_masks_agree_with_the_mirrors_and_kafka_python():
     [
         ("COMPRESSION_CODEC", k_enums.KafkaEnums.CompressionCodec, c_enums.CompressionCodec),
         ("TIMESTAMP_TYPE", k_enums.KafkaEnums.TimestampType, c_enums.TimestampType),
+        ("RECORD_VERSION", k_enums.KafkaEnums.RecordVersion, c_enums.RecordVersion),
         (
             "CONTROL_RECORD_TYPE",
             k_control.ControlRecordKey.ControlRecordType,
@@ -546,7 +547,13 @@ def test_construct_mirrors_state_the_same_offsets():
 def test_every_constant_is_one_the_tests_above_tie_to_a_schema():
     """No constant escapes the checks: each is a part's field, size, format, fields or dtype,
     an attribute bit, an enum value, or one of the scalars checked above."""
-    explained = {"PARTS", "COMPRESSION_CODEC", "TIMESTAMP_TYPE", "CONTROL_RECORD_TYPE"}
+    explained = {
+        "PARTS",
+        "COMPRESSION_CODEC",
+        "TIMESTAMP_TYPE",
+        "RECORD_VERSION",
+        "CONTROL_RECORD_TYPE",
+    }
     for part, (fields_prefix, total_prefix) in PREFIXES.items():
         explained |= {f"{total_prefix}_{s}" for s in ("SIZE", "FORMAT", "FIELDS", "DTYPE")}
         for name, offset, size, _ in L.PARTS[part]:
@@ -574,7 +581,7 @@ def test_every_constant_is_one_the_tests_above_tie_to_a_schema():
         explained |= {
             f"{prefix}_{n.upper()}_{s}" for n in cls.SEQ_FIELDS for s in ("MASK", "SHIFT")
         }
-    for enum in ("COMPRESSION_CODEC", "TIMESTAMP_TYPE", "CONTROL_RECORD_TYPE"):
+    for enum in ("COMPRESSION_CODEC", "TIMESTAMP_TYPE", "RECORD_VERSION", "CONTROL_RECORD_TYPE"):
         explained |= {f"{enum}_{v.upper()}" for v in getattr(L, enum).values()}
     explained |= {
         "LOG_OVERHEAD",
