@@ -7,9 +7,10 @@ over anything ``pyarrow.fs`` opens (S3, GCS, HDFS, a ``SubTreeFileSystem``...):
 
 * :class:`LocalStorage` memory-maps files: :meth:`ByteSource.view` is the page cache itself,
   and :meth:`ByteSource.read` a slice of it (no copy).
-* :class:`ArrowStorage` reads ranges (``open_input_file(path).read_at(n, position)``: one
-  ranged GET on an object store); :meth:`ByteSource.view` fetches the whole file once, so
-  callers that need a few headers of a large file use :meth:`ByteSource.read` instead.
+* :class:`ArrowStorage` reads ranges (``open_input_file(path)``, then a positional
+  ``read_buffer``: one ranged GET on an object store); :meth:`ByteSource.view` fetches the
+  whole file once, so callers that need a few headers of a large file use
+  :meth:`ByteSource.read` instead.
 
 Paths are strings in the storage's own syntax (``/``-separated); a local storage also takes
 ``os.PathLike``. Nothing here reserves memory on the word of a length field: reads are bounded
@@ -200,7 +201,10 @@ class ArrowFile:
             return memoryview(b"")
         if self._whole is not None:
             return self._whole[position : position + n]
-        buffer = self._file.read_at(n, position)
+        # seek + read_buffer rather than read_at (which copies into bytes): a view of the
+        # page cache on a memory-mapped local file, one ranged GET on an object store.
+        self._file.seek(position)
+        buffer = self._file.read_buffer(n)
         self.bytes_read += buffer.size
         return memoryview(buffer)
 
