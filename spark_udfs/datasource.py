@@ -112,53 +112,29 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    DataType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import BinaryType, StringType, StructType
 
+from ..runtime.read.columnar_reference import arrow_schema
 from ._options import KafkaLogOptions, OptionError, parse_options
 from ._planning import KafkaLogSplit, plan
 from ._reading import Counters, Output, read_split
 
 NAME = "kafka_log"
 
-HEADERS_TYPE = ArrayType(
-    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
-)
-_COLUMNS: tuple[tuple[str, DataType], ...] = (
-    ("key", BinaryType()),
-    ("value", BinaryType()),
-    ("topic", StringType()),
-    ("partition", IntegerType()),
-    ("offset", LongType()),
-    ("timestamp", TimestampType()),
-    ("timestampType", IntegerType()),
-    ("headers", HEADERS_TYPE),
-)
-_TYPES = dict(_COLUMNS)
+# The one schema: the runtime's Arrow schema (what read_table and the columnar reader
+# produce), turned into Spark types here rather than typed a second time.
+_FULL = from_arrow_schema(arrow_schema(include_headers=True))
+_TYPES = {f.name: f.dataType for f in _FULL.fields}
+HEADERS_TYPE = _TYPES["headers"]
 
 #: The schema as DDL, for ``.schema(KAFKA_SCHEMA_DDL + ", _corrupt_batch string")``.
-KAFKA_SCHEMA_DDL = ", ".join(f"`{n}` {t.simpleString()}" for n, t in _COLUMNS)
+KAFKA_SCHEMA_DDL = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in _FULL.fields)
 
 
 def kafka_schema(include_headers: bool = False) -> StructType:
     """Spark's Kafka source schema (``headers`` last, only with ``include_headers``)."""
-    return StructType(
-        [
-            StructField(name, dtype, True)
-            for name, dtype in _COLUMNS
-            if include_headers or name != "headers"
-        ]
-    )
+    return from_arrow_schema(arrow_schema(include_headers=include_headers))
 
 
 class KafkaLogDataSource(DataSource):
