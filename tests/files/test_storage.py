@@ -166,7 +166,9 @@ def test_ranged_reads_fetch_only_the_ranges_asked(tree):
     handler = RecordingHandler(str(root))
     storage = ArrowStorage(pafs.PyFileSystem(handler), lambda p: f"rec://{p}")
     source = storage.open("orders-0/00000000000000000000.log")
-    assert isinstance(source, ArrowFile) and source.name == "rec://orders-0/00000000000000000000.log"
+    assert (
+        isinstance(source, ArrowFile) and source.name == "rec://orders-0/00000000000000000000.log"
+    )
     assert bytes(source.read(1000, 61)) == data[1000:1061]
     assert bytes(source.read(len(data) - 2, 100)) == data[-2:]
     assert source.bytes_read == 63 == storage.bytes_read
