@@ -173,7 +173,7 @@ def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery
         _add_partition(storage, info.path, entries, found)
         return found
     subdirs = []
-    for entry in entries:
+    for entry in sorted(entries, key=lambda e: e.name):
         if not entry.is_dir:
             continue
         try:
