@@ -17,7 +17,13 @@ from collections.abc import Iterator
 from ..runtime.errors import KafkaFormatError
 from ..runtime.files.storage import ByteSource, LocalFile
 from ..runtime.format.batches import ReadOptions, read_batch, read_header
-from ..runtime.format.framing import Frame, iter_frames
+from ..runtime.format.framing import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    MAGIC_OFFSET,
+    MIN_FRAME_LENGTH,
+    Frame,
+    iter_frames,
+)
 from ..runtime.format.sizes import LOG_OVERHEAD
 from ..runtime.model import Batch
 
@@ -89,16 +95,32 @@ def _frames(source: Counted, start: int, end: int, window: int = HEADER_WINDOW) 
 
 def header_at(source: Counted, position: int, end: int | None = None) -> Batch | None:
     """The header of the batch starting at ``position`` if a whole, sane batch starts there
-    (and ends by ``end``, default the end of the file); None otherwise."""
+    (and ends by ``end``, default the end of the file); None otherwise.
+
+    On a mapped file the frame is taken by the walker itself; on a ranged source only the
+    header's bytes are fetched (a cut point costs 61 bytes, not a batch), and the walker's
+    two rules (a length of at least the smallest message, a frame that fits) are applied to
+    the length they give."""
     limit = source.size() if end is None else min(end, source.size())
-    if position < 0 or position >= limit:
+    if position < 0 or limit - position <= HEADER_SIZE_UP_TO_MAGIC:
         return None
-    for frame in _frames(source, position, limit, window=4096):
+    if source.mapped:
+        frames = _frames(source, position, limit)
+    else:
+        head = source.read(position, min(HEADER_BYTES, limit - position))
+        base_offset, length = _FRAME.unpack_from(head)
+        if length < MIN_FRAME_LENGTH or position + LOG_OVERHEAD + length > limit:
+            return None
+        head = head[: LOG_OVERHEAD + length]  # a batch smaller than the window read
+        frames = iter([Frame(position, base_offset, head[MAGIC_OFFSET], head)])
+    for frame in frames:
         source.looked_at(min(frame.size, HEADER_BYTES))
         try:
-            return read_header(frame, file=source.name)
+            batch = read_header(frame, file=source.name)
         except KafkaFormatError:
             return None
+        batch.position = position
+        return batch
     return None
 
 
