@@ -118,8 +118,3 @@ def _list(fs: pafs.FileSystem, directory: str) -> list[pafs.FileInfo]:
         return fs.get_file_info(pafs.FileSelector(directory or "/", allow_not_found=True))
     except (NotADirectoryError, OSError):
         return []
-
-
-def list_dir(fs: pafs.FileSystem, directory: str) -> list[pafs.FileInfo]:
-    """The entries of a directory (not recursive)."""
-    return fs.get_file_info(pafs.FileSelector(directory))
