@@ -1,38 +1,44 @@
-"""What a kafka_log path names: partitions, and the segment files of each.
+"""What a kafka_log path names, by the runtime's rules: partitions, and the segments of each.
 
-A path (or each match of a glob) is one of
+A path (or each match of a glob) goes through
+:func:`kafka_format.runtime.read.sources.discover`, the very code the CLI and ``read_table``
+use, over a :class:`~kafka_format.runtime.files.storage.Storage` (the local disk, or the
+``pyarrow.fs`` filesystem of a URI). So the broker's directory rules hold here too, globs
+included: ``topic-N.<uuid>-delete``, ``-future`` and ``-stray`` directories and ``.deleted``,
+``.cleaned`` and ``.swap`` files are never read as data; each one passed over is logged once on
+the driver (``kafka_format.spark_udfs`` logger, WARNING: ``kafka_log: skipped <path>:
+<reason>``; the Python Data Source API has no custom metrics to count them in).
 
-* a file: read as one segment (a ``.log``, or any file of concatenated batches); when it is
-  named like a segment its ``.index`` / ``.timeindex`` / ``.txnindex`` siblings come along;
-* a partition directory (``topic-N``), recognised by holding live ``.log`` segments;
-* a Kafka log directory: its live partition directories (not ``-delete`` / ``-future`` /
-  ``-stray`` ones), by topic then partition.
-
-Glob matches are forgiving where an explicit path is not: a matched file that is not a
-``.log`` segment (checkpoints, ``meta.properties``) or a matched directory with no segments
-is passed over, since ``/var/lib/kafka/*`` names such files too.
+Each partition directory becomes a :class:`~kafka_format.runtime.log.partition.Partition` on
+that storage (its look-ups plan the read); a lone file named like a segment brings its
+``.index`` / ``.timeindex`` / ``.txnindex`` siblings; any other lone file is read as one
+segment of concatenated batches. Glob matches are forgiving where an explicit path is not: a
+matched file that is not a ``.log`` segment (checkpoints, ``meta.properties``) or a matched
+directory with no segments is passed over, since ``/var/lib/kafka/*`` names such files too.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 import pyarrow.fs as pafs
 
 from ..runtime.errors import KafkaFormatError
-from ..runtime.files.names import (
-    DirState,
-    FileKind,
-    parse_partition_dir_name,
-    parse_segment_file_name,
-    segment_file_name,
-)
-from ._fs import expand_glob, has_glob, list_dir
+from ..runtime.files.names import FileKind, parse_segment_file_name, segment_file_name
+from ..runtime.files.storage import LOCAL, ArrowStorage, LocalStorage, Storage
+from ..runtime.log.partition import Partition, Segment
+from ..runtime.read.sources import Skipped, Target
+from ..runtime.read.sources import discover as discover_targets
+from ._fs import FsRef, expand_glob, has_glob
+
+LOG = logging.getLogger("kafka_format.spark_udfs")
 
 
 @dataclass(frozen=True, slots=True)
 class SegmentFiles:
-    """One segment: its log and whichever index files exist beside it."""
+    """One segment: its log and whichever index files exist beside it (paths as strings)."""
 
     log: str
     size: int
@@ -45,124 +51,102 @@ class SegmentFiles:
 
 @dataclass(frozen=True, slots=True)
 class PartitionFiles:
-    """A partition's segments in base-offset order."""
+    """A partition's segments in base-offset order, and the runtime's view of it."""
 
     topic: str | None
     partition: int | None
     segments: tuple[SegmentFiles, ...]
+    #: The partition layer's object (for a lone file not named like a segment, one whose
+    #: only segment has base offset 0, so that its look-ups still work).
+    log: Partition | None = None
+
+
+@dataclass(slots=True)
+class Discovered:
+    partitions: list[PartitionFiles]
+    skipped: list[Skipped]
+
+
+def storage_of(ref: FsRef, fs: pafs.FileSystem) -> Storage:
+    """Memory-mapped local files for a bare path; pyarrow ranged reads for a URI."""
+    return LOCAL if ref.uri is None else ArrowStorage(fs, ref.display)
+
+
+def find(storage: Storage, path: str) -> Discovered:
+    """The partitions under ``path`` (a file, partition dir, log dir, or glob), and what the
+    broker's rules passed over (each logged once)."""
+    found = Discovered([], [])
+    if not has_glob(path):
+        _add(storage, discover_targets(storage, path, explicit=True), found)
+    else:
+        fs = storage.fs if isinstance(storage, ArrowStorage) else pafs.LocalFileSystem()
+        for match in expand_glob(fs, path):
+            _add(storage, discover_targets(storage, match, explicit=False), found)
+        if not found.partitions and not found.skipped:
+            raise KafkaFormatError(
+                "the glob matches no .log segment, partition directory or log directory",
+                file=storage.display(path),
+            )
+    seen = set()
+    unique = []
+    for item in found.skipped:
+        if item.path not in seen:
+            seen.add(item.path)
+            unique.append(item)
+            LOG.warning("kafka_log: skipped %s: %s", item.path, item.reason)
+    found.skipped = unique
+    return found
 
 
 def discover(fs: pafs.FileSystem, path: str) -> list[PartitionFiles]:
-    """The partitions under ``path`` (a file, partition dir, log dir, or glob)."""
-    if not has_glob(path):
-        found = _target(fs, fs.get_file_info(path), explicit=True)
-        return found
-    matches = expand_glob(fs, path)
-    found = []
-    for info in fs.get_file_info(matches):
-        found.extend(_target(fs, info, explicit=False))
-    if not found:
-        raise KafkaFormatError(
-            "the glob matches no .log segment, partition directory or log directory", file=path
-        )
-    return found
+    """The partitions under ``path`` on a ``pyarrow.fs`` filesystem (see :func:`find`)."""
+    return find(ArrowStorage(fs), path).partitions
 
 
-def _target(fs: pafs.FileSystem, info: pafs.FileInfo, *, explicit: bool) -> list[PartitionFiles]:
-    if info.type == pafs.FileType.NotFound:
-        raise KafkaFormatError("no such file or directory", file=info.path)
-    if info.type == pafs.FileType.File:
-        parsed = parse_segment_file_name(info.base_name)
-        is_log = parsed is not None and parsed.kind is FileKind.LOG and parsed.is_live
-        if not explicit and not is_log:
-            return []
-        return [_single_file(fs, info)]
-    entries = list_dir(fs, info.path)
-    if any(_live_log(e) is not None for e in entries):
-        return [_partition(info.path, entries)]
-    subdirs = []
-    for entry in entries:
-        if entry.type != pafs.FileType.Directory:
-            continue
-        try:
-            parsed_dir = parse_partition_dir_name(entry.base_name)
-        except KafkaFormatError:
-            continue
-        if parsed_dir.state is DirState.LIVE:
-            subdirs.append((parsed_dir.topic, parsed_dir.partition, entry.path))
-    found = [_partition(p, list_dir(fs, p)) for _, _, p in sorted(subdirs)]
-    found = [p for p in found if p.segments]
-    if not found and explicit:
-        raise KafkaFormatError(
-            "no .log segments here, nor partition directories (topic-N) holding them",
-            file=info.path,
-        )
-    return found
+def _add(storage: Storage, targets, found: Discovered) -> None:
+    found.skipped.extend(targets.skipped)
+    for target in targets.targets:
+        if target.is_dir:
+            log = Partition.from_listing(target.path, target.entries, storage)
+        else:
+            log = _lone_file(storage, target)
+        found.partitions.append(_files(log, lone_base=target.is_dir or _named_like_segment(target)))
 
 
-def _live_log(info: pafs.FileInfo) -> int | None:
-    if info.type != pafs.FileType.File:
-        return None
-    parsed = parse_segment_file_name(info.base_name)
-    if parsed is None or parsed.kind is not FileKind.LOG or not parsed.is_live:
-        return None
-    return parsed.base_offset
+def _named_like_segment(target: Target) -> bool:
+    parsed = parse_segment_file_name(target.path.rstrip("/").rsplit("/", 1)[-1])
+    return parsed is not None and parsed.kind is FileKind.LOG and parsed.is_live
 
 
-def _topic_partition(directory: str) -> tuple[str | None, int | None]:
-    name = directory.rstrip("/").rsplit("/", 1)[-1]
-    try:
-        parsed = parse_partition_dir_name(name)
-    except KafkaFormatError:
-        return None, None
-    return parsed.topic, parsed.partition
+def _lone_file(storage: Storage, target: Target) -> Partition:
+    """A partition of the one file (with its index siblings when it is named like a
+    segment)."""
+    parent = storage.parent(target.path)
+    name = target.path.rstrip("/").rsplit("/", 1)[-1]
+    parsed = parse_segment_file_name(name)
+    if parsed is not None and parsed.kind is FileKind.LOG and parsed.is_live:
+        kinds = (FileKind.LOG, FileKind.INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
+        paths = [storage.join(parent, segment_file_name(parsed.base_offset, k)) for k in kinds]
+        entries = [e for e in (storage.info(p) for p in paths) if e is not None]
+        return Partition.from_listing(parent, entries, storage)
+    as_path = Path if isinstance(storage, LocalStorage) else PurePosixPath
+    segment = Segment(0, as_path(target.path), None, None, None, target.size)
+    return Partition(as_path(parent), None, None, [segment], [], None, storage=storage)
 
 
-def _partition(directory: str, entries: list[pafs.FileInfo]) -> PartitionFiles:
-    logs: dict[int, pafs.FileInfo] = {}
-    companions: dict[FileKind, dict[int, str]] = {
-        FileKind.INDEX: {},
-        FileKind.TIME_INDEX: {},
-        FileKind.TXN_INDEX: {},
-    }
-    for entry in entries:
-        if entry.type != pafs.FileType.File:
-            continue
-        parsed = parse_segment_file_name(entry.base_name)
-        if parsed is None or not parsed.is_live:
-            continue
-        if parsed.kind is FileKind.LOG:
-            logs[parsed.base_offset] = entry
-        elif parsed.kind in companions:
-            companions[parsed.kind][parsed.base_offset] = entry.path
-    topic, partition = _topic_partition(directory)
+def _files(log: Partition, *, lone_base: bool) -> PartitionFiles:
     segments = tuple(
         SegmentFiles(
-            log=info.path,
-            size=info.size,
-            base_offset=base,
-            index=companions[FileKind.INDEX].get(base),
-            timeindex=companions[FileKind.TIME_INDEX].get(base),
-            txnindex=companions[FileKind.TXN_INDEX].get(base),
+            log=str(s.log),
+            size=s.size,
+            base_offset=s.base_offset if lone_base else None,
+            index=None if s.index is None else str(s.index),
+            timeindex=None if s.timeindex is None else str(s.timeindex),
+            txnindex=None if s.txnindex is None else str(s.txnindex),
         )
-        for base, info in sorted(logs.items())
+        for s in log.segments
     )
-    return PartitionFiles(topic, partition, segments)
+    return PartitionFiles(log.topic, log.partition, segments, log)
 
 
-def _single_file(fs: pafs.FileSystem, info: pafs.FileInfo) -> PartitionFiles:
-    parsed = parse_segment_file_name(info.base_name)
-    directory = info.path.rsplit("/", 1)[0] if "/" in info.path else ""
-    if parsed is None or parsed.kind is not FileKind.LOG:
-        return PartitionFiles(None, None, (SegmentFiles(info.path, info.size, None),))
-    base = parsed.base_offset
-    kinds = (FileKind.INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
-    siblings = [_join(directory, segment_file_name(base, kind)) for kind in kinds]
-    present = [s.path if s.type == pafs.FileType.File else None for s in fs.get_file_info(siblings)]
-    topic, partition = _topic_partition(directory)
-    segment = SegmentFiles(info.path, info.size, base, *present)
-    return PartitionFiles(topic, partition, (segment,))
-
-
-def _join(directory: str, name: str) -> str:
-    return f"{directory}/{name}" if directory else name
+__all__ = ["Discovered", "PartitionFiles", "SegmentFiles", "discover", "find", "storage_of"]

@@ -7,8 +7,9 @@ parameters (``s3://bucket/logs?region=eu-west-1&endpoint_override=localhost:9000
 ``file://`` URI runs the very code an object store does, minus the network.
 
 Tasks reopen the filesystem from the same URI (a :class:`FsRef`), so only strings cross the
-wire. Reads are positional (``seek`` + ``read_buffer``: zero-copy on the memory-mapped local
-filesystem, one ranged GET on object stores), each counted.
+wire. Reads are positional, through the runtime's reader protocol
+(:class:`~kafka_format.runtime.files.storage.ArrowFile`: ``read_at``, zero-copy on the
+memory-mapped local filesystem, one ranged GET on object stores), each counted.
 """
 
 from __future__ import annotations
@@ -19,13 +20,9 @@ import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
 GLOB_CHARS = frozenset("*?[")
-#: Header reads on the driver go through a window this big, so small batches cost one
-#: read per window rather than one per batch.
-HEADER_WINDOW = 64 * 1024
 
 _cache: dict[str, pafs.FileSystem] = {}
 _cache_lock = threading.Lock()
@@ -121,55 +118,3 @@ def _list(fs: pafs.FileSystem, directory: str) -> list[pafs.FileInfo]:
         return fs.get_file_info(pafs.FileSelector(directory or "/", allow_not_found=True))
     except (NotADirectoryError, OSError):
         return []
-
-
-def list_dir(fs: pafs.FileSystem, directory: str) -> list[pafs.FileInfo]:
-    """The entries of a directory (not recursive)."""
-    return fs.get_file_info(pafs.FileSelector(directory))
-
-
-class RangeReader:
-    """Positional reads of one file, counted in :attr:`bytes_read`.
-
-    :meth:`read` fetches exactly the asked range; :meth:`peek` serves small reads (batch
-    headers) from a window, refilled when a read leaves it, so that a walk over small
-    batches costs one read per :data:`HEADER_WINDOW` bytes.
-    """
-
-    def __init__(self, fs: pafs.FileSystem, path: str, size: int | None = None) -> None:
-        self.path = path
-        self._file = fs.open_input_file(path)
-        self.size = self._file.size() if size is None else size
-        self.bytes_read = 0
-        self._window_start = 0
-        self._window: memoryview = memoryview(b"")
-
-    def read(self, position: int, length: int) -> memoryview:
-        """Bytes ``[position, position + length)``, fewer at the end of the file."""
-        length = max(0, min(length, self.size - position))
-        if length == 0:
-            return memoryview(b"")
-        self._file.seek(position)
-        buffer: pa.Buffer = self._file.read_buffer(length)
-        self.bytes_read += buffer.size
-        return memoryview(buffer)
-
-    def peek(self, position: int, length: int, *, window: int = HEADER_WINDOW) -> memoryview:
-        """Bytes ``[position, position + length)`` through the window; a read that leaves it
-        refills it with ``max(length, window)`` bytes (a small ``window`` for lone reads)."""
-        start = position - self._window_start
-        if start < 0 or start + length > len(self._window):
-            self._window_start = position
-            self._window = self.read(position, max(length, window))
-            start = 0
-        return self._window[start : start + length]
-
-    def close(self) -> None:
-        self._window = memoryview(b"")
-        self._file.close()
-
-    def __enter__(self) -> RangeReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

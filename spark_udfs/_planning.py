@@ -1,17 +1,17 @@
 """Input partitions of a kafka_log read: which byte range of which segment each task reads.
 
-Per partition, on the driver:
+Per partition, on the driver, through the runtime's partition layer
+(:class:`~kafka_format.runtime.log.partition.Partition`, over the local disk or the URI's
+``pyarrow.fs`` filesystem):
 
 1. Where to start and stop. ``startingOffsets`` / ``endingOffsets`` are offsets already;
    ``startingTimestamp`` / ``endingTimestamp`` become the offset of the first record whose
-   timestamp is >= the target, found as the broker's ListOffsets finds it: segments whose
-   largest timestamp (last ``.timeindex`` entry) is below the target are skipped unread, the
-   ``.timeindex`` then ``.index`` give where to start reading headers in the one segment that
-   holds it, and one batch is decoded.
-2. Which bytes. Segments wholly before the start or after the end are not read at all (their
-   offsets are known from the file names). In the first segment, ``.index`` gives the position
-   of the batch holding the start offset (``OffsetIndex.lookup``); in the last, the position
-   of the first batch that lies wholly at or after the end offset.
+   timestamp is >= the target, found as the broker's ListOffsets finds it
+   (:meth:`Partition.find_timestamp`: segments whose largest timestamp is below the target are
+   skipped unread, ``.timeindex`` then ``.index`` give where to start reading headers).
+2. Which bytes. The batch holding the start offset and the one holding the end offset are
+   found as a fetch finds them (:meth:`Partition.find_offset`: the floor segment by base
+   offset, ``.index``, then batch headers); segments wholly before or after are not read.
 3. How to split. One input partition per segment, and a range longer than
    ``maxBytesPerPartition`` is cut at batch boundaries taken from ``.index`` entries (each
    points at the start of a batch), so one large segment is read by several tasks.
@@ -21,17 +21,21 @@ Per partition, on the driver:
    files and from a header walk from the read's start to the markers, plus transactions with
    no marker yet; each split carries the ones overlapping it.
 
-Index entries are never trusted blindly: the batch header at the position an entry gives must
-start a whole batch whose last offset is <= the entry's offset (as ``LogSegment.append``
-writes them). If an index is missing, damaged or disagrees with its log, that segment is
-planned from a header walk instead (reading 61 bytes a batch), and is still correct.
+Index entries are never trusted blindly: the batch at the position an entry gives must start a
+whole batch whose last offset is <= the entry's offset (as ``LogSegment.append`` writes them).
+If an index is missing, damaged or disagrees with its log, that segment is planned from a
+header walk instead, and is still correct. Damage met while planning never fails the plan
+(except a starting timestamp under FAILFAST): the range read just grows, and the task that
+reads the damaged batch reports it as its mode says.
+
+Cost on a ``pyarrow.fs`` filesystem: the look-ups of step 1 and 2 read the segment where an
+offset or timestamp lands whole, once (the partition layer walks a view of it); splitting
+reads only batch headers.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -39,13 +43,15 @@ import numpy as np
 from pyspark.sql.datasource import InputPartition
 
 from ..runtime.errors import KafkaFormatError
-from ..runtime.files.indexes import OffsetIndex, TimeIndex, timestamp_scan_start
+from ..runtime.files.storage import Storage
 from ..runtime.files.txnindex import TransactionIndex
+from ..runtime.log.partition import Partition, Segment
 from ..runtime.model import ControlType
-from ._discovery import PartitionFiles, SegmentFiles, discover
-from ._fs import FsRef, RangeReader, locate
+from ..runtime.read.sources import Skipped
+from ._discovery import PartitionFiles, SegmentFiles, find, storage_of
+from ._fs import FsRef, locate
 from ._options import EARLIEST, LATEST, KafkaLogOptions
-from ._scan import decode, header_at, iter_headers
+from ._scan import Counted, decode, header_at, iter_headers
 
 INT64_MAX = (1 << 63) - 1
 
@@ -78,79 +84,78 @@ class KafkaLogSplit(InputPartition):
         return FsRef(self.fs_uri).display(self.path)
 
 
-@dataclass(slots=True)
-class _Indexes:
-    """A segment's offset and time indexes when they exist and pass their checks."""
-
-    offsets: OffsetIndex | None
-    times: TimeIndex | None
-
-
 class Planner:
     """Plans one read; :attr:`bytes_read` counts what planning itself read of logs and
-    indexes (the tasks' reads are counted by the data source's accumulator)."""
+    indexes (the tasks' reads are counted by the data source's accumulator); :attr:`skipped`
+    lists what the broker's directory rules passed over."""
 
     def __init__(self, options: KafkaLogOptions) -> None:
         self.options = options
         self.bytes_read = 0
+        self.skipped: list[Skipped] = []
         self._ref, self._fs, self._path = locate(options.path)
-        self._stack = ExitStack()
-        self._readers: dict[str, RangeReader] = {}
-        self._indexes: dict[str, _Indexes] = {}
+        self.storage: Storage = storage_of(self._ref, self._fs)
+        self._sources: dict[str, Counted] = {}
 
     def plan(self) -> list[KafkaLogSplit]:
+        found = find(self.storage, self._path)
+        self.skipped = found.skipped
         splits: list[KafkaLogSplit] = []
-        for partition in discover(self._fs, self._path):
-            # Files and indexes stay open for one partition only: a log dir may hold
-            # thousands of segments.
-            with ExitStack() as self._stack:
-                self._readers, self._indexes = {}, {}
-                splits.extend(self._plan_partition(partition))
-                self.bytes_read += sum(r.bytes_read for r in self._readers.values())
+        for pf in found.partitions:
+            # Files stay open for one partition only: a log dir may hold thousands of them.
+            try:
+                splits.extend(self._plan_partition(pf))
+            finally:
+                for source in self._sources.values():
+                    self.bytes_read += source.bytes_read
+                    source.close()
+                self._sources = {}
+                if pf.log is not None:
+                    self.bytes_read += pf.log.stats.bytes_read
         return splits
 
     # --- per partition --------------------------------------------------------------------
 
     def _plan_partition(self, pf: PartitionFiles) -> list[KafkaLogSplit]:
+        log = pf.log
+        assert log is not None
         start = self._start_offset(pf)
         if start == INT64_MAX:
             return []  # no record at or after the starting timestamp
         end = self._end_offset(pf)
         if start is not None and end is not None and start >= end:
             return []
-        ranges: list[tuple[SegmentFiles, int, int]] = []
-        segments = pf.segments
-        for i, seg in enumerate(segments):
-            following = segments[i + 1].base_offset if i + 1 < len(segments) else None
-            if start is not None and following is not None and following <= start:
-                continue
-            if end is not None and seg.base_offset is not None and seg.base_offset >= end:
-                break
-            if seg.size == 0:
-                continue
-            lo = self._start_position(seg, start) if start is not None else 0
-            hi = self._end_position(seg, end) if end is not None else seg.size
-            if lo < hi:
-                ranges.append((seg, lo, hi))
+        first = self._start_position(log, start)
+        if first is None:
+            return []  # nothing at or after the starting offset
+        last = self._end_position(log, end)
+        ranges: list[tuple[int, int, int]] = []  # (segment slot, lo, hi)
+        for slot in range(first[0], len(log.segments) if last is None else last[0] + 1):
+            seg = log.segments[slot]
+            lo = first[1] if slot == first[0] else 0
+            hi = last[1] if last is not None and slot == last[0] else seg.size
+            if seg.size and lo < hi:
+                ranges.append((slot, lo, hi))
         if not ranges:
             return []
         aborted: tuple[AbortedRange, ...] = ()
         if self.options.isolation == "read_committed":
-            aborted = self._aborted(pf, ranges[0][0], ranges[0][1], end)
+            aborted = self._aborted(log, ranges[0][0], ranges[0][1], end)
         splits = []
-        for seg, lo, hi in ranges:
-            for a, b in self._cut(seg, lo, hi):
+        for slot, lo, hi in ranges:
+            seg, files = log.segments[slot], pf.segments[slot]
+            for a, b in self._cut(log, seg, lo, hi):
                 splits.append(
                     KafkaLogSplit(
                         fs_uri=self._ref.uri,
-                        path=seg.log,
+                        path=files.log,
                         topic=pf.topic,
                         partition=pf.partition,
                         start=a,
                         end=b,
                         start_offset=start,
                         end_offset=end,
-                        aborted=_overlapping(aborted, seg, segments),
+                        aborted=_overlapping(aborted, files, pf.segments),
                         file_size=seg.size,
                     )
                 )
@@ -173,116 +178,89 @@ class Planner:
         value = self.options.ending_offsets.get(pf.topic, pf.partition)
         return None if value is None or value == LATEST else value
 
-    # --- files ----------------------------------------------------------------------------
+    # --- positions through the partition layer --------------------------------------------
 
-    def _reader(self, seg: SegmentFiles) -> RangeReader:
-        reader = self._readers.get(seg.log)
-        if reader is None:
-            reader = self._stack.enter_context(RangeReader(self._fs, seg.log, seg.size))
-            self._readers[seg.log] = reader
-        return reader
-
-    def _read_whole(self, path: str) -> memoryview | None:
-        """A whole (index) file; on the local filesystem a view of its mapping, not a copy."""
+    def _start_position(self, log: Partition, start: int | None) -> tuple[int, int] | None:
+        """(segment slot, byte position) of the batch holding ``start`` (or the next offset
+        present), as a fetch finds it; None when nothing lies at or after it."""
+        if start is None or not log.segments:
+            return (0, 0)
+        floor = log.segment_for_offset(start)
+        if floor is None or start <= log.segments[0].base_offset:
+            return (0, 0)
         try:
-            with RangeReader(self._fs, path) as reader:
-                data = reader.read(0, reader.size)
-        except OSError:
-            return None
-        self.bytes_read += len(data)
-        return data
+            hit = log.find_offset(start)
+        except (KafkaFormatError, OSError):
+            return (floor, 0)  # damage on the way: read the floor segment, the task reports it
+        if hit is None:
+            log_start = log.log_start_offset
+            return (0, 0) if log_start is not None and start < log_start else None
+        return (log.segments.index(hit.segment), hit.position)
 
-    def _index(self, seg: SegmentFiles) -> _Indexes:
-        found = self._indexes.get(seg.log)
-        if found is None:
-            found = _Indexes(
-                self._load_index(seg, seg.index, OffsetIndex),
-                self._load_index(seg, seg.timeindex, TimeIndex),
-            )
-            self._indexes[seg.log] = found
-        return found
-
-    def _load_index(self, seg: SegmentFiles, path: str | None, kind: Callable):
-        if path is None or seg.base_offset is None:
-            return None
-        data = self._read_whole(path)
-        if data is None:
+    def _end_position(self, log: Partition, end: int | None) -> tuple[int, int] | None:
+        """(segment slot, byte position) before which every batch holding an offset below
+        ``end`` lies; None to read to the log end."""
+        if end is None or not log.segments:
             return None
         try:
-            index = kind.from_bytes(data, seg.base_offset, file=path, strict=False)
-        except KafkaFormatError:
+            hit = log.find_offset(end)
+        except (KafkaFormatError, OSError):
             return None
-        return index if index.problem is None else None
+        if hit is None:
+            return None
+        slot = log.segments.index(hit.segment)
+        records = hit.batch.records or ()
+        if records and records[0].offset >= end:
+            return (slot, hit.position)  # the batch holding ``end`` starts at or after it
+        return (slot, hit.position + hit.batch.size)
 
-    # --- positions through the offset index -----------------------------------------------
+    def _source(self, log: Partition, seg: Segment) -> Counted:
+        key = str(seg.log)
+        source = self._sources.get(key)
+        if source is None:
+            source = self._sources[key] = Counted(log.source(seg))
+        return source
 
-    def _start_position(self, seg: SegmentFiles, start: int) -> int:
-        """Where the batch holding ``start`` begins (or one before it); 0 when unknown."""
-        index = self._index(seg).offsets
-        if index is None or seg.base_offset is None or start <= seg.base_offset:
-            return 0
-        entry = index.lookup(start)
-        if entry.position == 0 or not self._boundary(seg, entry.position, entry.offset):
-            return 0
-        return entry.position
-
-    def _end_position(self, seg: SegmentFiles, end: int) -> int:
-        """A batch boundary at or after which every batch lies at or past ``end``."""
-        index = self._index(seg).offsets
-        if index is None or seg.base_offset is None or not len(index):
-            return seg.size
-        # Entry j says the batch at its position ends at offset <= O_j and every later batch
-        # starts after O_j; so from the entry after the first with O_j >= end - 1 on, all
-        # batches start at or after ``end``.
-        rel = end - 1 - seg.base_offset
-        j = bisect_left(index.relative_offsets, rel, 0, len(index))
-        if j + 1 >= len(index):
-            return seg.size
-        previous = index.entry(j)
-        entry = index.entry(j + 1)
-        batch = header_at(self._reader(seg), entry.position)
-        if (
-            batch is None
-            or batch.last_offset > entry.offset
-            or batch.base_offset <= previous.offset
-        ):
-            return seg.size
-        return entry.position
-
-    def _boundary(self, seg: SegmentFiles, position: int, entry_offset: int) -> bool:
+    def _boundary(self, log: Partition, seg: Segment, position: int, entry_offset: int) -> bool:
         """Whether an index entry's position starts a whole batch consistent with it."""
-        batch = header_at(self._reader(seg), position)
+        batch = header_at(self._source(log, seg), position)
         if batch is None or batch.last_offset > entry_offset:
             return False
-        return seg.base_offset is None or batch.base_offset >= seg.base_offset
+        return batch.base_offset >= seg.base_offset
 
     # --- splitting ------------------------------------------------------------------------
 
-    def _cut(self, seg: SegmentFiles, lo: int, hi: int) -> list[tuple[int, int]]:
+    def _cut(self, log: Partition, seg: Segment, lo: int, hi: int) -> list[tuple[int, int]]:
         limit = self.options.max_bytes_per_partition
         if hi - lo <= limit:
             return [(lo, hi)]
-        points = self._index_cuts(seg, lo, hi, limit)
+        points = self._index_cuts(log, seg, lo, hi, limit)
         if points is None:
-            walk = (b.position for b in iter_headers(self._reader(seg), lo, hi))
+            walk = (b.position for b in iter_headers(self._source(log, seg), lo, hi))
             points = _greedy_cuts(walk, lo, hi, limit)
         return list(pairwise([lo, *points, hi]))
 
-    def _index_cuts(self, seg: SegmentFiles, lo: int, hi: int, limit: int) -> list[int] | None:
+    def _index_cuts(
+        self, log: Partition, seg: Segment, lo: int, hi: int, limit: int
+    ) -> list[int] | None:
         """Cut points among the index entries' positions, each checked against the log; None
         when the index is missing or mostly disagrees with the log (then the headers are
         walked). A lone bad entry (say, at a damaged batch) is only passed over."""
-        index = self._index(seg).offsets
-        if index is None or seg.base_offset is None or not len(index):
+        index = log.offset_index(seg)
+        if index is None:
             return None
-        positions = np.asarray(index.positions, dtype=np.int64)
-        slots = np.flatnonzero((positions > lo) & (positions < hi))
-        entry_offset = {int(positions[s]): index.entry(int(s)).offset for s in slots}
+        with index:
+            if not len(index):
+                return None
+            self.bytes_read += len(index) * 8
+            positions = np.asarray(index.positions, dtype=np.int64)
+            slots = np.flatnonzero((positions > lo) & (positions < hi))
+            entry_offset = {int(positions[s]): index.entry(int(s)).offset for s in slots}
         failed = 0
 
         def valid(position: int) -> bool:
             nonlocal failed
-            ok = self._boundary(seg, position, entry_offset[position])
+            ok = self._boundary(log, seg, position, entry_offset[position])
             failed += not ok
             return ok
 
@@ -295,74 +273,41 @@ class Planner:
 
     def _offset_for_timestamp(self, pf: PartitionFiles, timestamp: int) -> int | None:
         """Offset of the first record with timestamp >= ``timestamp`` (ListOffsets), or None."""
-        for seg in pf.segments:
-            if seg.size == 0:
-                continue
-            indexes = self._index(seg)
-            times, offsets = indexes.times, indexes.offsets
-            if (
-                times is not None
-                and len(times)
-                and not times.zero_tail_slots
-                and times.last_entry().timestamp < timestamp
-            ):
-                continue  # the whole segment is older: not read at all
-            start = 0
-            if times is not None and offsets is not None and seg.base_offset is not None:
-                entry = timestamp_scan_start(times, offsets, timestamp, seg.base_offset)
-                if entry.position and self._boundary(seg, entry.position, entry.offset):
-                    start = entry.position
-            found = self._timestamp_in(seg, start, timestamp)
-            if found is not None:
-                return found
-        return None
-
-    def _timestamp_in(self, seg: SegmentFiles, start: int, timestamp: int) -> int | None:
-        reader = self._reader(seg)
-        for header in iter_headers(reader, start):
-            if header.max_timestamp is None or header.max_timestamp < timestamp:
-                continue
-            try:
-                batch = decode(
-                    reader,
-                    header,
-                    verify_crc=self.options.verify_crc,
-                    max_bytes=self.options.max_decompressed_bytes,
-                )
-            except KafkaFormatError:
-                if self.options.mode == "FAILFAST":
-                    raise
-                return header.base_offset  # start at the damaged batch; its task reports it
-            for record in batch.records or ():
-                if record.timestamp is not None and record.timestamp >= timestamp:
-                    return record.offset
-        return None
+        log = pf.log
+        assert log is not None
+        try:
+            hit = log.find_timestamp(timestamp)
+        except KafkaFormatError as exc:
+            if self.options.mode == "FAILFAST":
+                raise
+            return exc.base_offset  # start at the damaged batch; its task reports it
+        if hit is None or hit.record is None:
+            return None
+        return hit.record.offset
 
     # --- read_committed -------------------------------------------------------------------
 
     def _aborted(
-        self, pf: PartitionFiles, first: SegmentFiles, position: int, end: int | None
+        self, log: Partition, first: int, position: int, end: int | None
     ) -> tuple[AbortedRange, ...]:
-        """Aborted and open transactions that may hold records read from ``first`` at
-        ``position`` on (and before ``end``)."""
+        """Aborted and open transactions that may hold records read from segment ``first``
+        at ``position`` on (and before ``end``)."""
         found: set[AbortedRange] = set()
-        index = pf.segments.index(first)
-        later = pf.segments[index:]
+        later = log.segments[first:]
         for seg in later:
-            if seg.txnindex is None or seg.base_offset is None:
-                continue
-            data = self._read_whole(seg.txnindex)
-            if data is None:
+            if seg.txnindex is None:
                 continue
             try:
+                data = log.storage.read_bytes(str(seg.txnindex))
                 txns = TransactionIndex.from_bytes(data, seg.base_offset, strict=False)
-            except KafkaFormatError:
+            except (KafkaFormatError, OSError):
                 continue  # a damaged index must not hide what the markers tell
+            self.bytes_read += len(data)
             found.update((t.producer_id, t.first_offset, t.last_offset) for t in txns)
         open_txns: dict[int, int] = {}
         for seg in later:
-            reader = self._reader(seg)
-            for header in iter_headers(reader, position if seg is first else 0):
+            source = self._source(log, seg)
+            for header in iter_headers(source, position if seg is later[0] else 0):
                 past_end = end is not None and header.base_offset >= end
                 if past_end and not open_txns:
                     return tuple(sorted(found))
@@ -370,7 +315,7 @@ class Planner:
                     continue
                 if header.is_control:
                     began = open_txns.pop(header.producer_id, None)
-                    if began is not None and self._is_abort(reader, header):
+                    if began is not None and self._is_abort(source, header):
                         found.add((header.producer_id, began, header.base_offset))
                 elif not past_end:
                     open_txns.setdefault(header.producer_id, header.base_offset)
@@ -378,10 +323,10 @@ class Planner:
         found.update((pid, began, INT64_MAX) for pid, began in open_txns.items())
         return tuple(sorted(found))
 
-    def _is_abort(self, reader: RangeReader, header) -> bool:
+    def _is_abort(self, source: Counted, header) -> bool:
         try:
             batch = decode(
-                reader, header, verify_crc=False, max_bytes=self.options.max_decompressed_bytes
+                source, header, verify_crc=False, max_bytes=self.options.max_decompressed_bytes
             )
         except KafkaFormatError:
             return False  # as the runtime reads a damaged marker: not an abort

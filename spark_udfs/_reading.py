@@ -28,12 +28,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.errors import FramingError, KafkaFormatError
+from ..runtime.files.storage import ArrowFile
 from ..runtime.format import layout
 from ..runtime.format.batches import check_crc, read_header
 from ..runtime.format.framing import LOG_OVERHEAD, Frame, iter_frames
 from ..runtime.model import Batch, Report
 from ..runtime.read.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
-from ._fs import FsRef, RangeReader
+from ._fs import FsRef
 from ._options import KafkaLogOptions
 from ._planning import KafkaLogSplit
 
@@ -107,7 +108,7 @@ def read_split(
 ) -> Iterator[pa.RecordBatch]:
     """The records of one split (see the module docstring)."""
     fs = FsRef(split.fs_uri).filesystem()
-    with RangeReader(fs, split.path, split.file_size or None) as reader:
+    with ArrowFile(fs, split.path, name=split.name) as reader:
         yield from _SplitReader(split, options, output, counters, reader).run()
 
 
@@ -118,7 +119,7 @@ class _SplitReader:
         options: KafkaLogOptions,
         output: Output,
         counters: Counters,
-        reader: RangeReader,
+        reader: ArrowFile,
     ) -> None:
         self.split = split
         self.options = options
@@ -130,7 +131,7 @@ class _SplitReader:
         self.stopped = False
 
     def run(self) -> Iterator[pa.RecordBatch]:
-        position, end = self.split.start, min(self.split.end, self.reader.size)
+        position, end = self.split.start, min(self.split.end, self.reader.size())
         want = CHUNK_BYTES
         while position < end and not self.stopped:
             data = self.reader.read(position, min(want, end - position))
@@ -147,7 +148,7 @@ class _SplitReader:
             # A batch crosses the end of what was read.
             tail = position + consumed
             if position + len(data) >= end:
-                if end < self.reader.size and end - tail > 0:
+                if end < self.reader.size() and end - tail > 0:
                     yield from self._damage(
                         FramingError(
                             "batch runs past the end of its split (an index entry points "

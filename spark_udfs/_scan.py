@@ -1,9 +1,11 @@
-"""Batch headers read in place, for planning: where batches start, what offsets and
-timestamps they hold, without reading their records.
+"""Batch headers read in place, for planning: where batches start and what they hold, framed
+by the runtime's walker (:func:`~kafka_format.runtime.format.framing.iter_frames`) and read by
+its header reader (:func:`~kafka_format.runtime.format.batches.read_header`).
 
-A v2 header is 61 bytes and a v0/v1 one 26, so walking a segment's batches through a
-:class:`~._fs.RangeReader` window costs a fraction of the segment. Damage stops a walk
-quietly: planning only needs to know where reading can start, and the task that reads the
+Reads go through a :class:`~kafka_format.runtime.files.storage.ByteSource`: on a memory-mapped
+local file a range is a view (free); on a ranged source it is fetched in windows of
+:data:`HEADER_WINDOW` bytes (whole batches: a larger batch is fetched whole). Damage stops a
+walk quietly: planning only needs to know where reading can start, and the task that reads the
 bytes reports the damage as its mode says.
 """
 
@@ -13,54 +15,131 @@ import struct
 from collections.abc import Iterator
 
 from ..runtime.errors import KafkaFormatError
+from ..runtime.files.storage import ByteSource, LocalFile
 from ..runtime.format.batches import ReadOptions, read_batch, read_header
-from ..runtime.format.framing import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_FRAME_LENGTH, Frame
+from ..runtime.format.framing import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    MAGIC_OFFSET,
+    MIN_FRAME_LENGTH,
+    Frame,
+    iter_frames,
+)
+from ..runtime.format.sizes import LOG_OVERHEAD
 from ..runtime.model import Batch
-from ._fs import HEADER_WINDOW, RangeReader
 
 #: Bytes that hold every header field of any magic (the v2 header is the longest).
 HEADER_BYTES = 61
+#: Bytes fetched per read when walking headers on a ranged source.
+HEADER_WINDOW = 256 * 1024
 _FRAME = struct.Struct(">qi")
 
 
-def header_at(
-    reader: RangeReader, position: int, end: int | None = None, *, window: int = HEADER_BYTES
-) -> Batch | None:
+class Counted:
+    """A byte source whose reads are counted in :attr:`bytes_read` (planning's own cost).
+
+    A memory-mapped file is read for free as a whole: there, what the walk looked at is
+    counted instead (each batch it stepped over, the header of a batch it checked)."""
+
+    __slots__ = ("bytes_read", "name", "source")
+
+    def __init__(self, source: ByteSource) -> None:
+        self.source = source
+        self.name = source.name
+        self.bytes_read = 0
+
+    def size(self) -> int:
+        return self.source.size()
+
+    def read(self, position: int, n: int) -> memoryview:
+        data = self.source.read(position, n)
+        if not self.mapped:
+            self.bytes_read += len(data)
+        return data
+
+    def looked_at(self, n: int) -> None:
+        if self.mapped:
+            self.bytes_read += n
+
+    def close(self) -> None:
+        self.source.close()
+
+    @property
+    def mapped(self) -> bool:
+        return isinstance(self.source, LocalFile)
+
+
+def _frames(source: Counted, start: int, end: int, window: int = HEADER_WINDOW) -> Iterator[Frame]:
+    """Whole frames from ``start`` (a batch boundary) to ``end``, positions absolute; stops
+    at damage or at a batch running past ``end``."""
+    position = start
+    window = end - start if source.mapped else window
+    while position < end:
+        data = source.read(position, min(window, end - position))
+        last = position
+        try:
+            for frame in iter_frames(data, file=source.name):
+                last = position + frame.position + frame.size
+                yield Frame(position + frame.position, frame.base_offset, frame.magic, frame.data)
+        except KafkaFormatError:
+            return
+        if last == position:  # not one whole frame in the window: a larger batch, or the end
+            if len(data) < LOG_OVERHEAD or len(data) >= end - position:
+                return
+            length = _FRAME.unpack_from(data)[1]
+            window = max(window, LOG_OVERHEAD + length)
+            if position + LOG_OVERHEAD + length > end:
+                return
+            continue
+        position = last
+
+
+def header_at(source: Counted, position: int, end: int | None = None) -> Batch | None:
     """The header of the batch starting at ``position`` if a whole, sane batch starts there
-    (and ends by ``end``, default the end of the file); None otherwise. ``window``: how much
-    to fetch when the reader's window lacks it (a walk asks for more than a lone check)."""
-    limit = reader.size if end is None else min(end, reader.size)
+    (and ends by ``end``, default the end of the file); None otherwise.
+
+    On a mapped file the frame is taken by the walker itself; on a ranged source only the
+    header's bytes are fetched (a cut point costs 61 bytes, not a batch), and the walker's
+    two rules (a length of at least the smallest message, a frame that fits) are applied to
+    the length they give."""
+    limit = source.size() if end is None else min(end, source.size())
     if position < 0 or limit - position <= HEADER_SIZE_UP_TO_MAGIC:
         return None
-    head = reader.peek(position, min(HEADER_BYTES, limit - position), window=window)
-    base_offset, length = _FRAME.unpack_from(head)
-    magic = head[16]
-    if length < MIN_FRAME_LENGTH or magic > 2 or position + LOG_OVERHEAD + length > limit:
-        return None
-    size = LOG_OVERHEAD + length
-    frame = Frame(position, base_offset, magic, head[: min(size, HEADER_BYTES)])
-    try:
-        batch = read_header(frame, file=reader.path)
-    except KafkaFormatError:
-        return None
-    batch.size = size
-    return batch
+    if source.mapped:
+        frames = _frames(source, position, limit)
+    else:
+        head = source.read(position, min(HEADER_BYTES, limit - position))
+        base_offset, length = _FRAME.unpack_from(head)
+        if length < MIN_FRAME_LENGTH or position + LOG_OVERHEAD + length > limit:
+            return None
+        head = head[: LOG_OVERHEAD + length]  # a batch smaller than the window read
+        frames = iter([Frame(position, base_offset, head[MAGIC_OFFSET], head)])
+    for frame in frames:
+        source.looked_at(min(frame.size, HEADER_BYTES))
+        try:
+            batch = read_header(frame, file=source.name)
+        except KafkaFormatError:
+            return None
+        batch.position = position
+        return batch
+    return None
 
 
-def iter_headers(reader: RangeReader, start: int, end: int | None = None) -> Iterator[Batch]:
+def iter_headers(source: Counted, start: int, end: int | None = None) -> Iterator[Batch]:
     """Headers of the batches from ``start`` (a batch boundary) until ``end`` or damage."""
-    limit = reader.size if end is None else min(end, reader.size)
-    position = start
-    while position < limit:
-        batch = header_at(reader, position, limit, window=HEADER_WINDOW)
-        if batch is None:
+    limit = source.size() if end is None else min(end, source.size())
+    for frame in _frames(source, start, limit):
+        source.looked_at(frame.size)
+        try:
+            batch = read_header(frame, file=source.name)
+        except KafkaFormatError:
             return
+        batch.position, batch.size = frame.position, frame.size
         yield batch
-        position += batch.size
 
 
-def decode(reader: RangeReader, header: Batch, *, verify_crc: bool, max_bytes: int) -> Batch:
+def decode(source: Counted, header: Batch, *, verify_crc: bool, max_bytes: int) -> Batch:
     """The batch whose header was read, with its records; raises on damage."""
-    data = reader.read(header.position, header.size)
+    data = source.read(header.position, header.size)
+    source.looked_at(header.size)
     frame = Frame(header.position, header.base_offset, header.magic, data)
-    return read_batch(frame, ReadOptions(verify_crc, True, max_bytes), file=reader.path)
+    return read_batch(frame, ReadOptions(verify_crc, True, max_bytes), file=source.name)

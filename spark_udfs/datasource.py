@@ -19,7 +19,9 @@ Usage::
     df.groupBy("topic", "partition").count().show()
     print(kafka.bytes_read.value)      # log bytes the tasks read
 
-Schema, exactly that of Spark's Kafka source (``headers`` only with ``includeHeaders``)::
+Schema, exactly that of Spark's Kafka source (``headers`` only with ``includeHeaders``), taken
+from the runtime's one Arrow schema (``kafka_format.runtime.read.columnar_reference.
+arrow_schema``)::
 
     key binary, value binary, topic string, partition int, offset bigint,
     timestamp timestamp, timestampType int, headers array<struct<key:string,value:binary>>
@@ -36,7 +38,8 @@ option                          default               meaning
 ==============================  ====================  =========================================
 ``path``                        (required)            partition dir, log dir, segment file or
                                                       glob (``*``, ``?``, ``[...]``; in URIs
-                                                      ``*`` and ``[...]`` only)
+                                                      ``*`` and ``[...]`` only); what a broker
+                                                      never serves is skipped (below)
 ``includeHeaders``              ``false``             add the ``headers`` column
 ``isolationLevel``              ``read_uncommitted``  ``read_committed`` drops aborted
                                                       transactions and ones with no marker yet
@@ -85,6 +88,17 @@ Every mode counts damaged batches in ``register(spark).corrupt_batches``. A trun
 the end of a file is not damage (Kafka stops reading there too), and a damaged length field
 ends that task's read of the segment.
 
+What is read is what the broker serves, on every path and every glob match, by the rules of
+the runtime (``kafka_format.runtime.read.sources.discover``; Kafka's ``LocalLog`` and
+``LogFileUtils`` suffixes): a ``topic-N.<uuid>-delete`` directory (renamed for deletion),
+``-future`` (a replica being moved between log dirs) or ``-stray`` (no longer assigned), and a
+file ending ``.deleted``, ``.cleaned`` or ``.swap``, are never read as data, so
+``load("data/orders-*")`` counts partition 0 once even beside ``orders-0.<uuid>-delete``. Each
+path passed over is logged once on the driver, by the Python process that plans the read,
+as a WARNING of the ``kafka_format.spark_udfs`` logger: ``kafka_log: skipped <path>: <reason>``
+(Python data sources have no custom metrics to count them in). A path that names only such
+things reads no rows.
+
 Partitioning and pruning: one input partition per segment, a segment range larger than
 ``maxBytesPerPartition`` split at batch boundaries found through its ``.index``. Offsets and
 timestamps are pruned on the driver through the file names, ``.index`` and ``.timeindex``, so
@@ -94,6 +108,12 @@ read: the driver reads the ``.txnindex`` files and walks the batch headers (61 b
 from the read's start to the transactions' markers, so each task drops the right batches
 however the segment is split. Where an index is missing, damaged, or disagrees with its log,
 the driver walks that segment's headers instead: slower planning, same rows.
+
+Planning runs on the runtime's partition layer (``kafka_format.runtime.log.partition``) over
+the reader protocol of ``kafka_format.runtime.files.storage``: memory-mapped files for a bare
+path, ranged reads for a URI. On a URI, a segment in which a starting or ending offset or
+timestamp lands is fetched once, whole, by the driver for the look-up; split points cost a
+header read each.
 
 Other filesystems: a URI is opened with ``pyarrow.fs.FileSystem.from_uri`` on the driver and in
 every task, e.g. ``s3://bucket/kafka/orders-0``, ``gs://bucket/logs``,
@@ -112,53 +132,29 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    DataType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import BinaryType, StringType, StructType
 
+from ..runtime.read.columnar_reference import arrow_schema
 from ._options import KafkaLogOptions, OptionError, parse_options
 from ._planning import KafkaLogSplit, plan
 from ._reading import Counters, Output, read_split
 
 NAME = "kafka_log"
 
-HEADERS_TYPE = ArrayType(
-    StructType([StructField("key", StringType()), StructField("value", BinaryType())])
-)
-_COLUMNS: tuple[tuple[str, DataType], ...] = (
-    ("key", BinaryType()),
-    ("value", BinaryType()),
-    ("topic", StringType()),
-    ("partition", IntegerType()),
-    ("offset", LongType()),
-    ("timestamp", TimestampType()),
-    ("timestampType", IntegerType()),
-    ("headers", HEADERS_TYPE),
-)
-_TYPES = dict(_COLUMNS)
+# The one schema: the runtime's Arrow schema (what read_table and the columnar reader
+# produce), turned into Spark types here rather than typed a second time.
+_FULL = from_arrow_schema(arrow_schema(include_headers=True))
+_TYPES = {f.name: f.dataType for f in _FULL.fields}
+HEADERS_TYPE = _TYPES["headers"]
 
 #: The schema as DDL, for ``.schema(KAFKA_SCHEMA_DDL + ", _corrupt_batch string")``.
-KAFKA_SCHEMA_DDL = ", ".join(f"`{n}` {t.simpleString()}" for n, t in _COLUMNS)
+KAFKA_SCHEMA_DDL = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in _FULL.fields)
 
 
 def kafka_schema(include_headers: bool = False) -> StructType:
     """Spark's Kafka source schema (``headers`` last, only with ``include_headers``)."""
-    return StructType(
-        [
-            StructField(name, dtype, True)
-            for name, dtype in _COLUMNS
-            if include_headers or name != "headers"
-        ]
-    )
+    return from_arrow_schema(arrow_schema(include_headers=include_headers))
 
 
 class KafkaLogDataSource(DataSource):

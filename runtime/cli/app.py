@@ -44,6 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if not _skip_what_the_broker_skips(args):
+            return 0  # every path given is one the broker never reads; each was named
         return args.run(args)
     except KafkaFormatError as exc:
         print(f"kafka-format: error: {exc}", file=sys.stderr)
@@ -59,6 +61,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+#: Commands that read data, and the argument holding their paths.
+_READING_COMMANDS = {"dump": "files", "verify": "paths", "stats": "paths"}
+
+
+def _skip_what_the_broker_skips(args: argparse.Namespace) -> bool:
+    """Say once per path what the broker's directory rules keep from being read (``-delete``
+    directories, ``.swap`` files...), and drop such paths given on the command line; False
+    when nothing is left to read."""
+    attr = _READING_COMMANDS.get(args.command)
+    paths = list(getattr(args, attr, None) or ()) if attr else []
+    listed = getattr(args, "files_opt", None) if attr == "files" else None
+    extra = [f for f in listed.split(",") if f] if listed else []
+    if not paths and not extra:
+        return True
+    from ..read.sources import skipped_itself, skipped_paths
+
+    for item in skipped_paths([*paths, *extra]):
+        print(f"kafka-format: skipped {item.path}: {item.reason}", file=sys.stderr)
+    kept = [p for p in paths if not skipped_itself(p)]
+    kept_extra = [f for f in extra if not skipped_itself(f)]
+    setattr(args, attr, kept)
+    if listed:
+        args.files_opt = ",".join(kept_extra)
+    return bool(kept or kept_extra)
 
 
 def entry_point() -> None:

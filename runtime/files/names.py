@@ -269,6 +269,42 @@ def parse_partition_dir_name(name: str) -> PartitionDirName:
     )
 
 
+#: Why the broker never serves a directory with this state as a partition's data
+#: (``LogManager.loadLog`` sends ``-delete`` directories to deletion, ``-future`` ones to
+#: the replica mover, ``-stray`` ones aside; fetches read only the live ``topic-N``).
+_DIR_SKIP_REASONS = {
+    DirState.DELETE: "a partition directory renamed for deletion (-delete), not live data",
+    DirState.FUTURE: "a replica being moved between log dirs (-future), not yet live data",
+    DirState.STRAY: "a replica no longer assigned to this broker (-stray), not live data",
+}
+#: Why a file with a temporary suffix is not read (``LogFileUtils`` suffixes;
+#: ``LogLoader.removeTempFilesAndCollectSwapFiles`` deletes or renames every one of them).
+_FILE_SKIP_REASONS = {
+    DELETED_SUFFIX: "scheduled for deletion (.deleted), not live data",
+    CLEANED_SUFFIX: "log cleaner output not yet swapped in (.cleaned), not live data",
+    SWAP_SUFFIX: "a file about to replace a live one (.swap), not live data",
+}
+
+
+def skip_reason(name: str, *, is_dir: bool) -> str | None:
+    """Why a broker would never read ``name`` as a partition's data; None when it may.
+
+    Directories: ``topic-N.<uuid>-delete``, ``-future`` and ``-stray``. Files: any name
+    ending ``.deleted``, ``.cleaned`` or ``.swap`` (a segment, an index, a snapshot, a KRaft
+    ``.checkpoint.deleted``). Other names (``meta.properties``, a bare ``dump.bin``) are not
+    the broker's business and get None.
+    """
+    if is_dir:
+        for suffix, state in _DIR_SUFFIXES.items():
+            if name.endswith(suffix) and _SUFFIXED_DIR[suffix].fullmatch(name):
+                return _DIR_SKIP_REASONS[state]
+        return None
+    for suffix, reason in _FILE_SKIP_REASONS.items():
+        if name.endswith(suffix):
+            return reason
+    return None
+
+
 def partition_dir_name(topic: str, partition: int) -> str:
     """The live directory name of a partition (``LocalLog.logDirName``)."""
     return f"{topic}-{partition}"

@@ -23,6 +23,11 @@ Look-ups follow the broker step by step, so that they read what it reads:
   segment with the largest max timestamp, its first batch with that max timestamp, the first
   record in it with that timestamp (``RecordBatch.offsetOfMaxTimestamp``; none for magic 0).
 
+The directory is read through a :class:`~kafka_format.runtime.files.storage.Storage`: the
+local disk by default (files memory-mapped), or a ``pyarrow.fs`` filesystem
+(:class:`~kafka_format.runtime.files.storage.ArrowStorage`, ranged reads), with the same
+rules and look-ups.
+
 Where an index is missing, fails its checks, or disagrees with the log at the position it
 gives (the batch there must end at or before the entry's offset, as ``LogSegment.append``
 writes it), the segment is scanned from byte 0 instead and the result says
@@ -37,7 +42,7 @@ import os
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 
 from ..errors import KafkaFormatError
 from ..files.checkpoints import (
@@ -45,18 +50,18 @@ from ..files.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     EpochEntry,
     TopicPartition,
-    read_leader_epoch_checkpoint,
-    read_offset_checkpoint,
+    parse_leader_epoch_checkpoint,
+    parse_offset_checkpoint,
 )
 from ..files.indexes import OffsetIndex, OffsetPosition, TimeIndex, timestamp_scan_start
 from ..files.names import FileKind, parse_partition_dir_name, parse_segment_file_name
-from ..files.snapshot import ProducerSnapshot, read_producer_snapshot
+from ..files.snapshot import ProducerSnapshot, parse_producer_snapshot
+from ..files.storage import LOCAL, ByteSource, Entry, LocalStorage, Storage
 from ..files.txnindex import AbortedTxn, TransactionIndex
 from ..format.batches import ReadOptions, check_crc, read_batch, read_header
 from ..format.framing import Frame, iter_frames
 from ..format.sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
 from ..model import Batch, Record
-from ..read.sources import LogInput
 
 _KEY_VALUE_LENGTHS = 8
 
@@ -76,13 +81,15 @@ HEADER_BYTES = {
 
 @dataclass(slots=True, frozen=True)
 class Segment:
-    """One segment: its base offset (from the file name) and the files that exist for it."""
+    """One segment: its base offset (from the file name) and the files that exist for it
+    (:class:`~pathlib.Path` on the local disk, :class:`~pathlib.PurePosixPath` in the
+    storage's own syntax elsewhere)."""
 
     base_offset: int
-    log: Path
-    index: Path | None
-    timeindex: Path | None
-    txnindex: Path | None
+    log: PurePath
+    index: PurePath | None
+    timeindex: PurePath | None
+    txnindex: PurePath | None
     #: Size of the .log file in bytes when the partition was opened.
     size: int
 
@@ -92,7 +99,7 @@ class SnapshotFile:
     """A producer state snapshot, taken at ``offset`` (exclusive)."""
 
     offset: int
-    path: Path
+    path: PurePath
 
 
 @dataclass(slots=True)
@@ -157,49 +164,71 @@ class _IndexDisagrees(Exception):
 class Partition:
     """A partition directory: its segments in base-offset order and its other files."""
 
-    path: Path
+    path: PurePath
     topic: str | None
     partition: int | None
     segments: list[Segment]
     snapshots: list[SnapshotFile]
-    leader_epoch_checkpoint: Path | None
+    leader_epoch_checkpoint: PurePath | None
     #: Bytes touched by every look-up made through this object so far.
     stats: ReadStats = field(default_factory=ReadStats)
     #: Index files without a .log of the same base offset (``.index``, ``.timeindex``,
     #: ``.txnindex``): the broker deletes them at start-up.
     orphans: list[Path] = field(default_factory=list)
     verify_crc: bool = True
+    #: Where the files are read from (the local disk unless opened on another storage).
+    storage: Storage = field(default=LOCAL, repr=False)
 
     # --- opening --------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Partition:
+    def open(cls, path: str | os.PathLike[str], storage: Storage | None = None) -> Partition:
         """Read the directory listing (nothing else is read until a look-up asks)."""
-        directory = Path(path)
-        if not directory.is_dir():
-            raise KafkaFormatError("not a directory", file=str(directory))
+        storage = LOCAL if storage is None else storage
+        info = storage.info(os.fspath(path))
+        if info is None or not info.is_dir:
+            raise KafkaFormatError("not a directory", file=storage.display(os.fspath(path)))
+        return cls.from_listing(os.fspath(path), storage.list_dir(info.path), storage)
+
+    @classmethod
+    def from_listing(
+        cls,
+        path: str | os.PathLike[str],
+        entries: list[Entry] | tuple[Entry, ...],
+        storage: Storage,
+    ) -> Partition:
+        """A partition from a listing of its directory already made (discovery lists every
+        directory once)."""
+        as_path = Path if isinstance(storage, LocalStorage) else PurePosixPath
+        directory = as_path(path)
         try:
             parsed_dir = parse_partition_dir_name(directory.name)
             topic, partition = parsed_dir.topic, parsed_dir.partition
         except KafkaFormatError:
             topic = partition = None
-        logs: dict[int, Path] = {}
-        companions: dict[FileKind, dict[int, Path]] = {
+        logs: dict[int, tuple[PurePath, int]] = {}
+        companions: dict[FileKind, dict[int, PurePath]] = {
             FileKind.INDEX: {},
             FileKind.TIME_INDEX: {},
             FileKind.TXN_INDEX: {},
         }
         snapshots = []
-        for entry in directory.iterdir():
-            parsed = parse_segment_file_name(entry.name)
-            if parsed is None or not parsed.is_live or not entry.is_file():
+        checkpoint = None
+        for entry in entries:
+            if entry.is_dir:
                 continue
+            if entry.name == LEADER_EPOCH_CHECKPOINT:
+                checkpoint = directory / entry.name
+            parsed = parse_segment_file_name(entry.name)
+            if parsed is None or not parsed.is_live:
+                continue
+            file = directory / entry.name
             if parsed.kind is FileKind.LOG:
-                logs[parsed.base_offset] = entry
+                logs[parsed.base_offset] = (file, entry.size)
             elif parsed.kind is FileKind.PRODUCER_SNAPSHOT:
-                snapshots.append(SnapshotFile(parsed.base_offset, entry))
+                snapshots.append(SnapshotFile(parsed.base_offset, file))
             else:
-                companions[parsed.kind][parsed.base_offset] = entry
+                companions[parsed.kind][parsed.base_offset] = file
         segments = [
             Segment(
                 base_offset=base,
@@ -207,23 +236,62 @@ class Partition:
                 index=companions[FileKind.INDEX].get(base),
                 timeindex=companions[FileKind.TIME_INDEX].get(base),
                 txnindex=companions[FileKind.TXN_INDEX].get(base),
-                size=log.stat().st_size,
+                size=size,
             )
-            for base, log in sorted(logs.items())
+            for base, (log, size) in sorted(logs.items())
         ]
         orphans = sorted(
             p for files in companions.values() for base, p in files.items() if base not in logs
         )
-        checkpoint = directory / LEADER_EPOCH_CHECKPOINT
         return cls(
             path=directory,
             topic=topic,
             partition=partition,
             segments=segments,
             snapshots=sorted(snapshots, key=lambda s: s.offset),
-            leader_epoch_checkpoint=checkpoint if checkpoint.is_file() else None,
+            leader_epoch_checkpoint=checkpoint,
             orphans=orphans,
+            storage=storage,
         )
+
+    # --- files through the storage ------------------------------------------------------
+
+    def source(self, segment: Segment) -> ByteSource:
+        """The segment's ``.log`` bytes (close it, or use it in a ``with``)."""
+        return self.storage.open(str(segment.log))
+
+    def _bytes(self, path: PurePath) -> bytes:
+        return self.storage.read_bytes(str(path))
+
+    def _name(self, path: PurePath) -> str:
+        return self.storage.display(str(path))
+
+    def offset_index(self, segment: Segment) -> OffsetIndex | None:
+        """The segment's ``.index`` if it exists and passes its checks, else None (close it,
+        or use it in a ``with``)."""
+        return self._checked_index(OffsetIndex, segment.index, segment.base_offset)
+
+    def time_index(self, segment: Segment) -> TimeIndex | None:
+        """The segment's ``.timeindex`` if it exists and passes its checks, else None."""
+        return self._checked_index(TimeIndex, segment.timeindex, segment.base_offset)
+
+    def _checked_index(self, kind, path: PurePath | None, base_offset: int):
+        if path is None:
+            return None
+        try:
+            index = self._open_index(kind, path, base_offset)
+        except (KafkaFormatError, OSError):
+            return None
+        if index.problem is not None:
+            index.close()
+            return None
+        return index
+
+    def _open_index(self, kind, path: PurePath, base_offset: int):
+        """An index opened leniently: memory-mapped on the local disk, read whole elsewhere."""
+        if isinstance(self.storage, LocalStorage):
+            return kind.open(path, base_offset, strict=False)
+        return kind.from_bytes(self._bytes(path), base_offset, file=self._name(path), strict=False)
 
     # --- partition-level files ------------------------------------------------------------
 
@@ -231,7 +299,8 @@ class Partition:
         """Entries of ``leader-epoch-checkpoint``; empty when the file is absent."""
         if self.leader_epoch_checkpoint is None:
             return []
-        return read_leader_epoch_checkpoint(self.leader_epoch_checkpoint)
+        path = self.leader_epoch_checkpoint
+        return parse_leader_epoch_checkpoint(self._bytes(path), file=self._name(path))
 
     def producer_snapshot(self, snapshot: SnapshotFile | None = None) -> ProducerSnapshot | None:
         """The given snapshot, by default the latest one (what the broker loads); None when
@@ -240,14 +309,17 @@ class Partition:
             if not self.snapshots:
                 return None
             snapshot = self.snapshots[-1]
-        return read_producer_snapshot(snapshot.path)
+        data = self._bytes(snapshot.path)
+        return parse_producer_snapshot(data, file=self._name(snapshot.path), offset=snapshot.offset)
 
     def aborted_transactions(self) -> list[AbortedTxn]:
         """Every entry of every ``.txnindex``, in segment order (``allAbortedTxns``)."""
         found: list[AbortedTxn] = []
         for segment in self.segments:
             if segment.txnindex is not None:
-                found.extend(TransactionIndex.open(segment.txnindex, segment.base_offset))
+                data = self._bytes(segment.txnindex)
+                name = self._name(segment.txnindex)
+                found.extend(TransactionIndex.from_bytes(data, segment.base_offset, file=name))
         return found
 
     @property
@@ -258,9 +330,13 @@ class Partition:
             return None
         first = self.segments[0].base_offset
         checkpoint = self.path.parent / LOG_START_OFFSET_CHECKPOINT
-        if self.topic is not None and self.partition is not None and checkpoint.is_file():
+        if self.topic is not None and self.partition is not None:
             with contextlib.suppress(KafkaFormatError, OSError):
-                offsets = read_offset_checkpoint(checkpoint)
+                info = self.storage.info(str(checkpoint))
+                if info is None or info.is_dir:
+                    return first
+                data = self._bytes(checkpoint)
+                offsets = parse_offset_checkpoint(data, file=self._name(checkpoint))
                 stored = offsets.get(TopicPartition(self.topic, self.partition))
                 if stored is not None:
                     return max(stored, first)
@@ -368,7 +444,7 @@ class Partition:
             if segment.timeindex is not None:
                 with (
                     contextlib.suppress(KafkaFormatError, OSError),
-                    TimeIndex.open(segment.timeindex, segment.base_offset, strict=False) as index,
+                    self._open_index(TimeIndex, segment.timeindex, segment.base_offset) as index,
                 ):
                     if index.problem is None and len(index) and not index.zero_tail_slots:
                         return index.last_entry().timestamp
@@ -472,8 +548,8 @@ class Partition:
             return None, "no offset index"
         try:
             with (
-                TimeIndex.open(segment.timeindex, segment.base_offset, strict=False) as tindex,
-                OffsetIndex.open(segment.index, segment.base_offset, strict=False) as oindex,
+                self._open_index(TimeIndex, segment.timeindex, segment.base_offset) as tindex,
+                self._open_index(OffsetIndex, segment.index, segment.base_offset) as oindex,
             ):
                 for index in (tindex, oindex):
                     if index.problem is not None:
@@ -533,8 +609,11 @@ class Partition:
 
     @contextlib.contextmanager
     def _open_log(self, segment: Segment) -> Iterator[memoryview]:
-        with LogInput(str(segment.log), path=segment.log).open() as view:
-            yield view
+        source = self.source(segment)
+        try:
+            yield source.view()
+        finally:
+            source.close()
 
     def _offset_index_entry(
         self, segment: Segment, offset: int, size: int
@@ -542,7 +621,7 @@ class Partition:
         if segment.index is None:
             return None, "no offset index"
         try:
-            with OffsetIndex.open(segment.index, segment.base_offset, strict=False) as index:
+            with self._open_index(OffsetIndex, segment.index, segment.base_offset) as index:
                 if index.problem is not None:
                     return None, str(index.problem)
                 entry = index.lookup(offset)
@@ -560,7 +639,7 @@ class Partition:
         if segment.index is None:
             return 0
         try:
-            with OffsetIndex.open(segment.index, segment.base_offset, strict=False) as index:
+            with self._open_index(OffsetIndex, segment.index, segment.base_offset) as index:
                 if index.problem is not None or not len(index):
                     return 0
                 entry = index.last_entry()

@@ -4,6 +4,12 @@ A source is bytes (or a memoryview), a path to a ``.log`` file or any file of co
 batches, a partition directory (``topic-N``), a Kafka log directory holding partition
 directories, or a binary file object. Files are memory-mapped, so a multi-GB segment costs
 address space, not memory; file objects that cannot be mapped are read frame by frame.
+
+The broker's directory rules hold on every path (:func:`discover`, over any
+:class:`~kafka_format.runtime.files.storage.Storage`): directories ending ``-delete``,
+``-future`` or ``-stray`` and files ending ``.deleted``, ``.cleaned`` or ``.swap`` are never
+read as data, whether named explicitly, matched by a glob or found inside a directory. What was
+passed over is said: :attr:`Resolved.skipped` (path and reason), which the CLI prints.
 """
 
 from __future__ import annotations
@@ -19,7 +25,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import KafkaFormatError
-from ..files.names import DirState, FileKind, parse_partition_dir_name, parse_segment_file_name
+from ..files.names import (
+    DirState,
+    FileKind,
+    parse_partition_dir_name,
+    parse_segment_file_name,
+    skip_reason,
+)
+from ..files.storage import LOCAL, Entry, Storage
 
 Source = bytes | bytearray | memoryview | str | os.PathLike | BinaryIO
 
@@ -88,40 +101,180 @@ def _close_mmap(mapped: mmap.mmap) -> None:
         mapped.close()
 
 
-def resolve(source: Source, *, name: str | None = None) -> list[LogInput]:
-    """The log inputs of a source, in the order a consumer would read them."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return [LogInput(name or "<bytes>", data=source)]
-    if hasattr(source, "read"):
-        return [LogInput(name or getattr(source, "name", None) or "<stream>", data=source)]
-    path = Path(source)
-    if path.is_dir():
-        if any(_segment_logs(path)):
-            return partition_inputs(path)
-        inputs: list[LogInput] = []
-        for sub in partition_dirs(path):
-            inputs.extend(partition_inputs(sub))
-        if not inputs:
-            raise KafkaFormatError(
-                "no .log segments here, nor partition directories (topic-N) holding them",
-                file=str(path),
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A path the broker's rules keep from being read as data, and why."""
+
+    path: str
+    reason: str
+
+
+class Resolved(list):
+    """The :class:`LogInput` list :func:`resolve` returns, with what it passed over."""
+
+    __slots__ = ("skipped",)
+
+    def __init__(self, inputs=(), skipped=()) -> None:
+        super().__init__(inputs)
+        self.skipped: list[Skipped] = list(skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Something to read: a partition directory (with its listing) or a lone file."""
+
+    path: str
+    is_dir: bool
+    topic: str | None = None
+    partition: int | None = None
+    #: A file's size; 0 for a directory.
+    size: int = 0
+    #: A partition directory's entries, so that opening it does not list it again.
+    entries: tuple[Entry, ...] = ()
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What a path names, in the order a consumer reads it, and what was passed over."""
+
+    targets: list[Target]
+    skipped: list[Skipped]
+
+
+def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery:
+    """Partitions and files under ``path`` on ``storage``, by the broker's directory rules.
+
+    ``path`` is a file (one segment, or any file of batches), a partition directory (one
+    holding live ``.log`` segments), or a log directory (its live ``topic-N`` directories, by
+    topic then partition). ``explicit=False`` is for glob matches, which may name anything in
+    a log dir: a file that is not a live ``.log`` and a directory holding no partition are
+    passed over silently. Raises :class:`KafkaFormatError` for an explicit path that does not
+    exist or holds nothing to read.
+    """
+    found = Discovery([], [])
+    info = storage.info(path)
+    if info is None:
+        raise KafkaFormatError("no such file or directory", file=storage.display(path))
+    reason = _own_skip_reason(storage, info)
+    if reason is not None:
+        found.skipped.append(Skipped(storage.display(info.path), reason))
+        return found
+    if not info.is_dir:
+        parsed = parse_segment_file_name(info.name)
+        is_log = parsed is not None and parsed.kind is FileKind.LOG
+        if explicit or is_log:
+            topic, partition = (
+                _topic_partition(storage.parent(info.path)) if is_log else (None,) * 2
             )
-        return inputs
-    if not path.exists():
-        raise KafkaFormatError("no such file or directory", file=str(path))
-    parsed = parse_segment_file_name(path.name)
-    topic = partition = None
-    if parsed is not None and parsed.kind is FileKind.LOG:
-        topic, partition = _topic_partition(path.parent)
-    return [
-        LogInput(
-            str(path),
-            topic=topic,
-            partition=partition,
-            base_offset=parsed.base_offset if parsed else None,
-            path=path,
+            found.targets.append(Target(info.path, False, topic, partition, info.size))
+        return found
+    entries = storage.list_dir(info.path)
+    if any(_live_log(e) is not None for e in entries):
+        _add_partition(storage, info.path, entries, found)
+        return found
+    subdirs = []
+    for entry in sorted(entries, key=lambda e: e.name):
+        if not entry.is_dir:
+            continue
+        try:
+            parsed_dir = parse_partition_dir_name(entry.name)
+        except KafkaFormatError:
+            continue
+        if parsed_dir.state is not DirState.LIVE:
+            reason = skip_reason(entry.name, is_dir=True)
+            found.skipped.append(Skipped(storage.display(entry.path), reason or "not live"))
+            continue
+        subdirs.append((parsed_dir.topic, parsed_dir.partition, entry.path))
+    for _, _, sub in sorted(subdirs):
+        _add_partition(storage, sub, storage.list_dir(sub), found)
+    if not found.targets and explicit and not found.skipped:
+        raise KafkaFormatError(
+            "no .log segments here, nor partition directories (topic-N) holding them",
+            file=storage.display(info.path),
         )
-    ]
+    return found
+
+
+def _own_skip_reason(storage: Storage, info: Entry) -> str | None:
+    """Why the path itself is not read: its own name, or a file's non-live directory."""
+    reason = skip_reason(info.name, is_dir=info.is_dir)
+    if reason is None and not info.is_dir:
+        reason = skip_reason(_base_name(storage.parent(info.path)), is_dir=True)
+    return reason
+
+
+def skipped_itself(path: str | os.PathLike[str]) -> bool:
+    """Whether a local path is itself one the broker's rules keep from being read."""
+    info = LOCAL.info(path)
+    return info is not None and _own_skip_reason(LOCAL, info) is not None
+
+
+def _add_partition(
+    storage: Storage, directory: str, entries: list[Entry], found: Discovery
+) -> None:
+    for entry in sorted(entries, key=lambda e: e.name):
+        reason = None if entry.is_dir else skip_reason(entry.name, is_dir=False)
+        if reason is not None and parse_segment_file_name(entry.name) is not None:
+            found.skipped.append(Skipped(storage.display(entry.path), reason))
+    if any(_live_log(e) is not None for e in entries):
+        topic, partition = _topic_partition(directory)
+        found.targets.append(Target(directory, True, topic, partition, 0, tuple(entries)))
+
+
+def _live_log(entry: Entry) -> int | None:
+    if entry.is_dir:
+        return None
+    parsed = parse_segment_file_name(entry.name)
+    if parsed is None or parsed.kind is not FileKind.LOG or not parsed.is_live:
+        return None
+    return parsed.base_offset
+
+
+def _base_name(path: str) -> str:
+    return str(path).rstrip("/").rstrip(os.sep).replace(os.sep, "/").rsplit("/", 1)[-1]
+
+
+def resolve(source: Source, *, name: str | None = None) -> Resolved:
+    """The log inputs of a source, in the order a consumer would read them; a list, whose
+    ``skipped`` attribute names what the broker's rules kept from being read."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        return Resolved([LogInput(name or "<bytes>", data=source)])
+    if hasattr(source, "read"):
+        return Resolved(
+            [LogInput(name or getattr(source, "name", None) or "<stream>", data=source)]
+        )
+    found = discover(LOCAL, os.fspath(source))
+    inputs: list[LogInput] = []
+    for target in found.targets:
+        if target.is_dir:
+            inputs.extend(_partition_inputs(Path(target.path), target.entries))
+            continue
+        path = Path(target.path)
+        parsed = parse_segment_file_name(path.name)
+        inputs.append(
+            LogInput(
+                str(path),
+                topic=target.topic,
+                partition=target.partition,
+                base_offset=parsed.base_offset if parsed else None,
+                path=path,
+            )
+        )
+    return Resolved(inputs, found.skipped)
+
+
+def skipped_paths(paths: list[str | os.PathLike[str]]) -> list[Skipped]:
+    """What the broker's rules keep from being read under these (local) paths, each once;
+    paths that do not exist or hold nothing are left to the command that reads them."""
+    seen: dict[str, Skipped] = {}
+    for path in paths:
+        try:
+            found = discover(LOCAL, os.fspath(path))
+        except (KafkaFormatError, OSError):
+            continue
+        for skipped in found.skipped:
+            seen.setdefault(skipped.path, skipped)
+    return list(seen.values())
 
 
 def partition_dirs(log_dir: Path) -> list[Path]:
@@ -141,10 +294,18 @@ def partition_dirs(log_dir: Path) -> list[Path]:
 
 def partition_inputs(directory: Path) -> list[LogInput]:
     """The live segments of a partition directory in base-offset order."""
+    return _partition_inputs(directory, ())
+
+
+def _partition_inputs(directory: Path, entries: tuple[Entry, ...]) -> list[LogInput]:
     topic, partition = _topic_partition(directory)
+    if entries:
+        logs = sorted((base, Path(e.path)) for e in entries if (base := _live_log(e)) is not None)
+    else:
+        logs = _segment_logs(directory)
     return [
         LogInput(str(p), topic=topic, partition=partition, base_offset=base, path=p)
-        for base, p in _segment_logs(directory)
+        for base, p in logs
     ]
 
 
@@ -157,9 +318,9 @@ def _segment_logs(directory: Path) -> list[tuple[int, Path]]:
     return sorted(logs)
 
 
-def _topic_partition(directory: Path) -> tuple[str | None, int | None]:
+def _topic_partition(directory: str | os.PathLike[str]) -> tuple[str | None, int | None]:
     try:
-        parsed = parse_partition_dir_name(directory.name)
+        parsed = parse_partition_dir_name(_base_name(os.fspath(directory)))
     except KafkaFormatError:
         return None, None
     return parsed.topic, parsed.partition

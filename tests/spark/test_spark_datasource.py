@@ -403,3 +403,36 @@ def test_decompressed_size_bound(spark, kafka, plain):
     got = rows_of(bounded)
     batch_of = {r.offset: r.offset // 10 for r in written[1]}
     assert [r[2] for r in got] == [r.offset for r in written[1] if batch_of[r.offset] % 4 != 0]
+
+
+# --- the broker's directory rules -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def broker_dir(tmp_path_factory, plain):
+    """The ``plain`` partitions, plus what a broker leaves beside them and never serves: a
+    -delete copy of plain-0, a -future copy of plain-1, and .swap/.cleaned/.deleted copies
+    of a segment inside plain-0."""
+    source, written = plain
+    root = tmp_path_factory.mktemp("broker")
+    for name in ("plain-0", "plain-1"):
+        shutil.copytree(source / name, root / name)
+    shutil.copytree(source / "plain-0", root / "plain-0.abc123-delete")
+    shutil.copytree(source / "plain-1", root / "plain-1.def-future")
+    log = root / "plain-0" / "00000000000000000000.log"
+    for suffix in (".swap", ".cleaned", ".deleted"):
+        shutil.copy(log, f"{log}{suffix}")
+    return root, written
+
+
+@pytest.mark.parametrize("uri", [False, True])
+def test_globs_count_what_the_broker_serves(spark, kafka, broker_dir, uri):
+    root, written = broker_dir
+    base = f"file://{root}" if uri else str(root)  # file:// goes through pyarrow's ranged reads
+    want = {p: len(written[p]) for p in (0, 1)}
+    for pattern in ("plain-*", "*"):
+        df = load(spark, f"{base}/{pattern}", maxBytesPerPartition="4000")
+        counts = {r.partition: r["count"] for r in df.groupBy("partition").count().collect()}
+        assert counts == want, pattern
+    got = rows_of(load(spark, f"{base}/plain-*", includeHeaders="true"))
+    assert got == expected_rows(written)

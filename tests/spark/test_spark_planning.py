@@ -495,3 +495,69 @@ def test_options_and_splits_pickle(tmp_path):
     split = planner.splits[0]
     assert pickle.loads(pickle.dumps(split)) == split
     assert split.name == split.path and os.path.isabs(split.path)
+
+
+# --- the broker's directory rules -------------------------------------------------------------
+
+
+def broker_layout(root: Path) -> list:
+    """orders-0 and orders-1 (the broker's view: their records), beside a -delete copy of
+    orders-0, a -future copy of orders-1, and .swap/.cleaned/.deleted copies of a segment
+    inside orders-0."""
+    import shutil
+
+    a = write_plain(root, "orders", 0, batches=40)
+    b = write_plain(root, "orders", 1, batches=12)
+    shutil.copytree(root / "orders-0", root / "orders-0.abc123-delete")
+    shutil.copytree(root / "orders-1", root / "orders-1.def-future")
+    log = root / "orders-0" / "00000000000000000000.log"
+    for suffix in (".swap", ".cleaned", ".deleted"):
+        shutil.copy(log, f"{log}{suffix}")
+    return sorted(expected(a) + expected(b))
+
+
+@pytest.mark.parametrize("uri", [False, True])
+def test_globs_follow_the_broker_directory_rules(tmp_path, caplog, uri):
+    everything = broker_layout(tmp_path)
+    base = f"file://{tmp_path}" if uri else str(tmp_path)
+    for pattern in ("orders-*", "*", "orders-[01]*"):
+        with caplog.at_level("WARNING", logger="kafka_format"):
+            caplog.clear()
+            rows, planner, _, _ = read_rows(f"{base}/{pattern}", maxBytesPerPartition="5000")
+        assert sorted(offsets_values(rows)) == everything, pattern
+        assert len(rows) == len(everything)
+        names = sorted(Path(s.path.removeprefix("file://")).name for s in planner.skipped)
+        assert names == [
+            "00000000000000000000.log.cleaned",
+            "00000000000000000000.log.deleted",
+            "00000000000000000000.log.swap",
+            "orders-0.abc123-delete",
+            "orders-1.def-future",
+        ]
+        said = [r.getMessage() for r in caplog.records if r.name.startswith("kafka_format")]
+        assert len(said) == 5 and all(m.startswith("kafka_log: skipped ") for m in said)
+        assert all("/orders-0.abc123-delete/" not in s.path for s in planner.splits)
+        if uri:
+            assert all(s.fs_uri is not None for s in planner.splits)
+
+
+def test_explicit_non_live_paths_read_nothing(tmp_path):
+    broker_layout(tmp_path)
+    for path in (
+        tmp_path / "orders-0.abc123-delete",
+        tmp_path / "orders-0.abc123-delete" / "00000000000000000000.log",
+        tmp_path / "orders-0" / "00000000000000000000.log.swap",
+    ):
+        rows, planner, _, _ = read_rows(path)
+        assert rows == [] and planner.splits == []
+        assert [s.path for s in planner.skipped] == [str(path)]
+
+
+def test_uri_planning_reads_headers_not_segments(tmp_path):
+    records = write_plain(tmp_path, batches=60)
+    rows, planner, _, _ = read_rows(f"file://{tmp_path}/plain-0", maxBytesPerPartition="3000")
+    assert offsets_values(rows) == expected(records)
+    logs = sum(p.stat().st_size for p in tmp_path.glob("plain-0/*.log"))
+    assert len(planner.splits) > 10
+    # a few windows around the index entries chosen as cut points, and the indexes
+    assert 0 < planner.bytes_read < logs
