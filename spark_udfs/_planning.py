@@ -19,7 +19,8 @@ Per partition, on the driver, through the runtime's partition layer
    of a transaction whose records it reads, so the driver collects every aborted transaction
    that overlaps the read, as (producer id, first offset, last offset) from the ``.txnindex``
    files and from a header walk from the read's start to the markers, plus transactions with
-   no marker yet; each split carries the ones overlapping it.
+   no marker yet; each split carries the ones overlapping it. The read ends at the last stable
+   offset, the first offset of the earliest transaction with no marker.
 
 Index entries are never trusted blindly: the batch at the position an entry gives must start a
 whole batch whose last offset is <= the entry's offset (as ``LogSegment.append`` writes them).
@@ -141,6 +142,13 @@ class Planner:
         aborted: tuple[AbortedRange, ...] = ()
         if self.options.isolation == "read_committed":
             aborted = self._aborted(log, ranges[0][0], ranges[0][1], end)
+            # A read_committed fetch ends at the last stable offset: the first offset of the
+            # earliest transaction still open (UnifiedLog), as the runtime's reader does.
+            stable = min((a[1] for a in aborted if a[2] == INT64_MAX), default=None)
+            if stable is not None:
+                end = stable if end is None else min(end, stable)
+                if start is not None and start >= end:
+                    return []
         splits = []
         for slot, lo, hi in ranges:
             seg, files = log.segments[slot], pf.segments[slot]

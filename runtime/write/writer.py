@@ -71,6 +71,7 @@ from .writer_model import (
     Message,
     PartitionSummary,
     Producer,
+    StableOffset,
     WrittenRecord,
     _Txn,
 )
@@ -165,6 +166,7 @@ class PartitionWriter:
         self._producers: dict[int, _ProducerState] = {}
         # ProducerStateManager.ongoingTxns: first offset -> producer id, for the LSO
         self._ongoing: dict[int, int] = {}
+        self._stable = StableOffset()
         self._epochs: list[tuple[int, int]] = []
         self._last_snapshot_offset = 0
         self._log_bytes = 0
@@ -320,6 +322,7 @@ class PartitionWriter:
         state.txn = None
         if txn is not None:
             del self._ongoing[txn.first_offset]
+            self._stable.offset = min(self._ongoing) if self._ongoing else None
             txn.outcome = "commit" if commit else "abort"
             if commit:
                 self.summary.transactions_committed += 1
@@ -472,6 +475,7 @@ class PartitionWriter:
         if state.txn is None:
             state.txn = _Txn(producer.producer_id, first_offset)
             self._ongoing[first_offset] = producer.producer_id
+            self._stable.offset = min(self._ongoing)
         return state.txn
 
     def _append_legacy(
@@ -671,6 +675,7 @@ class PartitionWriter:
                     magic=magic,
                     producer_id=producer_id,
                     txn=txn,
+                    stable=self._stable,
                 )
             )
 

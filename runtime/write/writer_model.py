@@ -51,6 +51,14 @@ class _Txn:
 
 
 @dataclass(slots=True)
+class StableOffset:
+    """A partition's last stable offset as its writer keeps it: the first offset of the
+    earliest transaction still open, None while none is (``UnifiedLog.firstUnstableOffset``)."""
+
+    offset: int | None = None
+
+
+@dataclass(slots=True)
 class WrittenRecord:
     """A data record as a consumer will see it (``keep_records=True``)."""
 
@@ -63,6 +71,8 @@ class WrittenRecord:
     magic: int
     producer_id: int = -1
     txn: _Txn | None = None
+    #: The partition's, shared by every record its writer wrote.
+    stable: StableOffset | None = None
 
     @property
     def transaction_outcome(self) -> str | None:
@@ -71,8 +81,12 @@ class WrittenRecord:
 
     @property
     def read_committed(self) -> bool:
-        """Whether a read_committed consumer receives it."""
-        return self.txn is None or self.txn.outcome == "commit"
+        """Whether a read_committed consumer receives it now: committed or outside any
+        transaction, and below the partition's last stable offset (a fetch stops there)."""
+        if self.txn is not None and self.txn.outcome != "commit":
+            return False
+        stable = None if self.stable is None else self.stable.offset
+        return stable is None or self.offset < stable
 
 
 @dataclass(slots=True)
