@@ -22,22 +22,18 @@ every record took minutes.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..errors import CrcMismatchError, KafkaFormatError
 from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
-from ..format.jsonform import batch_json, record_json
-from ..model import Batch, Record, Report
+from ..model import Report
 from ..progress import Progress, wanted
 from ..read.reader import iter_batches
 from ..read.sources import resolve
-from ..read.transactions import collect_aborted
 from .args import positive_int
 from .dump_files import (
     base_offset_of,
@@ -48,6 +44,7 @@ from .dump_files import (
     dump_txn_index,
     log_beside,
 )
+from .dump_jsonl import dump_log_jsonl, tracked
 from .dump_result import DumpResult, absolute, print_reports
 from .text import (
     BOOTSTRAP_SNAPSHOT,
@@ -77,27 +74,6 @@ __all__ = [
 ]
 
 
-def _file_size(path: str | None) -> int:
-    try:
-        return os.path.getsize(path) if path else 0
-    except OSError:
-        return 0
-
-
-def _tracked(batches: Iterable[Batch], progress: Progress | None) -> Iterator[Batch]:
-    """The batches, telling ``progress`` how far each file has been read."""
-    if progress is None:
-        yield from batches
-        return
-    current: str | None = None
-    for batch in batches:
-        if batch.file != current:
-            current = batch.file
-            progress.begin_file(_file_size(current))
-        progress.at(batch.position + batch.size)
-        yield batch
-
-
 def _log_header(path: str) -> str | None:
     """The line kafka-dump-log prints before a log's batches, if any."""
     name = Path(path).name
@@ -122,7 +98,7 @@ def dump_log(
     """A log, a KRaft ``.checkpoint``, any file of batches, or a partition directory, as
     kafka-dump-log prints it."""
     if options.jsonl:
-        return _dump_log_jsonl(path, options, out, err, progress)
+        return dump_log_jsonl(path, options, out, err, progress)
     result = DumpResult()
     report = Report()
     header = _log_header(path)
@@ -139,7 +115,7 @@ def dump_log(
         report=report,
         **_max_bytes(options),
     )
-    for batch in _tracked(batches, progress):
+    for batch in tracked(batches, progress):
         if options.max_bytes is not None and batch.position + batch.size > options.max_bytes:
             break
         if batch.file != current_file:
@@ -191,49 +167,6 @@ def _report_tail_and_errors(
     if options.max_bytes is None:
         for tail in report.truncated:
             out.write(f"Found {tail.size} invalid bytes at the end of {Path(tail.file).name}\n")
-
-
-def _data_records(
-    path: str, batches: Iterable[Batch], isolation: str, read: dict[str, Any]
-) -> Iterator[Record]:
-    """What ``iter_records`` yields, taken from batches whose reading we follow."""
-    if isolation == "read_committed":
-        # As iter_records: a header-only first pass finds the aborted transactions (it
-        # reports nothing: the second pass sees the same batches and reports them).
-        first = iter_batches(path, records=lambda batch: batch.is_control, **read)
-        yield from collect_aborted(first, path).filter(batches)
-        return
-    for batch in batches:
-        if batch.records and not batch.is_control:
-            yield from batch.records
-
-
-def _dump_log_jsonl(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    result = DumpResult()
-    report = Report()
-    read: dict[str, Any] = dict(verify_crc=options.verify_crc, errors="skip")
-    read.update(_max_bytes(options))
-    batches = _tracked(
-        iter_batches(path, records=not options.batches, report=report, **read), progress
-    )
-    if options.batches:
-        for batch in batches:
-            out.write(json.dumps(batch_json(batch), separators=(",", ":")) + "\n")
-    else:
-        for record in _data_records(path, batches, options.isolation, read):
-            out.write(json.dumps(record_json(record), separators=(",", ":")) + "\n")
-    for exc in report.errors:
-        result.errors.append(str(exc))
-        err.write(f"error: {exc}\n")
-    for tail in report.truncated:
-        err.write(f"Found {tail.size} invalid bytes at the end of {tail.file}\n")
-    return result
 
 
 Dumper = Callable[..., DumpResult]

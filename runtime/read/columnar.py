@@ -76,6 +76,7 @@ from ..kernels import lz4 as kernel_lz4
 from ..kernels import payloads as kernel_payloads
 from ..kernels import snappy as kernel_snappy
 from ..model import Batch, ControlType, Record, Report, TruncatedTail
+from ..progress import Progress
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
 from .reader import Errors, Isolation, damaged_batch
 from .sources import LogInput, Source, mappable_fileno, resolve
@@ -127,11 +128,13 @@ def iter_arrow_batches(
     report: Report | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     threads: int | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
     Options as :func:`~.reader.iter_records`. ``threads``: worker threads decoding ahead
     (default: 2, or 1 on a one-core machine); 1 decodes in the calling thread only.
+    ``progress``: told each file's size and how far its records were yielded.
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -147,6 +150,7 @@ def iter_arrow_batches(
         batch_rows=batch_rows,
         schema=_schema(include_headers),
         report=report if report is not None else Report(),
+        progress=progress,
     )
     committed: _CommittedFilter | None = None
     name = None
@@ -186,6 +190,7 @@ class _Options:
     batch_rows: int
     schema: pa.Schema
     report: Report
+    progress: Progress | None = None
 
 
 @dataclass(slots=True)
@@ -306,6 +311,8 @@ def _log_batches(
     log: LogInput, opts: _Options, committed: _CommittedFilter | None, pipeline: _Pipeline
 ) -> Iterator[pa.RecordBatch]:
     with _open_input(log) as inp:
+        if opts.progress is not None:
+            opts.progress.begin_file(len(inp.buf) if inp.buf is not None else 0)
         pending: deque[tuple[_Chunk, Future]] = deque()
         deferred: _Chunk | None = None  # the first chunk waits: one chunk needs no threads
         try:
@@ -645,6 +652,8 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             if sec[fs.S_STATUS] == fs.E_DECOMPRESS
             else _kernel_error(sec)
         )
+        if isinstance(error, UnrepresentableError):
+            error.admitted = bool(sec[fs.S_KEEP])
         chunk.errors[i] = error.located(
             file=chunk.name,
             position=int(t[i, fs.F_POS]) + chunk.shift,
@@ -960,6 +969,15 @@ def _repeat(value, kind, n: int) -> pa.Array:
     return pa.nulls(n, kind) if value is None else pa.repeat(pa.scalar(value, kind), n)
 
 
+class UnrepresentableError(CorruptBatchError):
+    """A batch whose records the reference reads but Arrow's columns cannot hold: an offset
+    or a timestamp (in microseconds) beyond int64, a CreateTime record without a timestamp.
+    ``admitted``: whether ``read_committed`` would have kept its records. A consumer of
+    objects (``dump --jsonl``) reads such a batch again with ``iter_records``' decoder."""
+
+    admitted: bool = True
+
+
 _MALFORMED = {
     fs.E_EOF: "a field runs past the end of its record or of the records",
     fs.E_VARINT_TOO_LONG: "a varint longer than 10 bytes",
@@ -986,9 +1004,11 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
             "(incorrect declared batch size)"
         )
     if status == fs.E_OFFSET_RANGE:
-        return CorruptBatchError("a record offset outside the int64 range")
+        return UnrepresentableError("a record offset outside the int64 range")
     if status == fs.E_TIMESTAMP_RANGE:
-        return CorruptBatchError("a record timestamp outside the range of microsecond timestamps")
+        return UnrepresentableError(
+            "a record timestamp outside the range of microsecond timestamps"
+        )
     if status == fs.E_CRC:
         if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
             return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
@@ -1013,7 +1033,7 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
             base_offset=inner,
         )
     if status == fs.E_INNER_NO_TIMESTAMP:
-        return CorruptBatchError(
+        return UnrepresentableError(
             f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
             "(CreateTime): it has no timestamp"
         )
@@ -1032,14 +1052,15 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
     start = 0
     for i in events:
         end = int(chunk.rows_end[i - 1]) if i else 0
+        # The rows before a damaged batch come first, as the reference reads them: a caller
+        # seeing the report grow knows every row before the damage was yielded.
+        yield from _rows(batches, start, end, opts.batch_rows)
+        start = end
         if i in chunk.errors:
             if opts.strict:
-                yield from _rows(batches, start, end, opts.batch_rows)
                 raise chunk.errors[i]
             opts.report.errors.append(chunk.errors[i])
             continue
-        yield from _rows(batches, start, end, opts.batch_rows)
-        start = end
         yield from _rows(
             [records_to_batch(chunk.ref_rows[i], opts.schema, opts.include_headers)],
             0,
@@ -1047,6 +1068,8 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
             opts.batch_rows,
         )
     yield from _rows(batches, start, None, opts.batch_rows)
+    if opts.progress is not None:
+        opts.progress.at(chunk.shift + chunk.end)
 
 
 def _rows(
