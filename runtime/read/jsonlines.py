@@ -18,15 +18,22 @@ from ..kernels import jsonl as kernel
 
 __all__ = ["JsonLines"]
 
-_EMPTY_U8 = np.empty(0, np.uint8)
-_EMPTY_I32 = np.zeros(1, np.int32)
+# Every input array read-only, as Arrow's buffers are: numba compiles the kernel once per
+# combination of array types, and one is enough.
+_EMPTY_U8 = np.frombuffer(b"", np.uint8)
+_EMPTY_I32 = np.frombuffer(bytes(4), np.int32)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 def _valid(array: pa.Array) -> np.ndarray:
     """One byte a row, 1 where the row is not null; empty when there are no nulls."""
     if array.null_count == 0:
         return _EMPTY_U8
-    return array.is_valid().to_numpy(zero_copy_only=False).view(np.uint8)
+    return _read_only(array.is_valid().to_numpy(zero_copy_only=False).view(np.uint8))
 
 
 def _binary(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -35,13 +42,15 @@ def _binary(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = len(array)
     if offsets is None:  # an array of no rows may have no buffers
         return _EMPTY_I32, _EMPTY_U8, _EMPTY_U8
-    first = np.frombuffer(offsets, np.int32, n + 1, array.offset * 4)
-    return first, (_EMPTY_U8 if data is None else np.frombuffer(data, np.uint8)), _valid(array)
+    first = _read_only(np.frombuffer(offsets, np.int32, n + 1, array.offset * 4))
+    data = _EMPTY_U8 if data is None else _read_only(np.frombuffer(data, np.uint8))
+    return first, data, _valid(array)
 
 
 def _fixed(array: pa.Array, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
-    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
+    values = np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
+    return _read_only(values)
 
 
 class JsonLines:
@@ -114,13 +123,13 @@ class _Columns:
         types = batch.column(names.index("timestampType"))
         if "headers" in names:
             headers = batch.column(names.index("headers"))
-            self.header_offsets = headers.offsets.to_numpy()
+            self.header_offsets = _read_only(headers.offsets.to_numpy())
             header_valid = _valid(headers)
             entries = headers.values
             self.hkey_offsets, hkey_data, _ = _binary(entries.field(0))
             self.hvalue_offsets, hvalue_data, hvalue_valid = _binary(entries.field(1))
         else:
-            self.header_offsets = np.zeros(n + 1, np.int32)
+            self.header_offsets = _read_only(np.zeros(n + 1, np.int32))
             header_valid = _EMPTY_U8
             self.hkey_offsets = self.hvalue_offsets = _EMPTY_I32
             hkey_data = hvalue_data = hvalue_valid = _EMPTY_U8
