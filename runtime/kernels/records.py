@@ -294,16 +294,8 @@ def decode_sections(
                 start,
                 end,
                 sec,
-                rec_i64,
-                ts_type,
-                off32,
-                valid,
-                key_data,
-                value_data,
-                hoff,
-                hvalid,
-                hkey_data,
-                hvalue_data,
+                (rec_i64, ts_type, off32, valid, key_data, value_data),
+                (hoff, hvalid, hkey_data, hvalue_data),
                 cur,
                 want_headers,
             )
@@ -389,25 +381,109 @@ def _checked_add(a, b):
     return a + b, True
 
 
+@_jit_inline
+def _record_fields(buf, p, end):
+    """The fields of the v2 record at ``p``, up to its header count, each checked against the
+    record's end as the reference reads them: (status, position, record end, timestamp delta,
+    offset delta, key position, key length, value position, value length, header count)."""
+    z = np.int64(0)
+    length, p, err = _varint(buf, p, end)
+    if err:
+        return err, p, z, z, z, z, z, z, z, z
+    if length < 0:
+        return E_NEGATIVE_LENGTH, p, z, z, z, z, z, z, z, z
+    if length > end - p:
+        return E_EOF, p, z, z, z, z, z, z, z, z
+    rend = p + length
+    if p >= rend:  # the attributes byte
+        return E_EOF, p, z, z, z, z, z, z, z, z
+    p += 1
+    ts_delta, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z, z, z, z, z
+    offset_delta, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z, z, z, z, z
+    key_len, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z, z, z, z, z
+    key_pos = p
+    if key_len >= 0:
+        if key_len > rend - p:
+            return E_EOF, p, z, z, z, z, z, z, z, z
+        p += key_len
+    value_len, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z, z, z, z, z
+    value_pos = p
+    if value_len >= 0:
+        if value_len > rend - p:
+            return E_EOF, p, z, z, z, z, z, z, z, z
+        p += value_len
+    headers, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z, z, z, z, z
+    if headers < 0:
+        return E_NEGATIVE_LENGTH, p, z, z, z, z, z, z, z, z
+    return E_OK, p, rend, ts_delta, offset_delta, key_pos, key_len, value_pos, value_len, headers
+
+
+@_jit_inline
+def _header_fields(buf, p, rend):
+    """The key and value of the header at ``p``, checked as the reference reads them (the key
+    UTF-8): (status, position, key position, key length, value position, value length)."""
+    z = np.int64(0)
+    hk_len, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z
+    if hk_len < 0:
+        return E_NEGATIVE_LENGTH, p, z, z, z, z
+    if hk_len > rend - p:
+        return E_EOF, p, z, z, z, z
+    ascii_only = True
+    for j in range(p, p + hk_len):
+        if u8(buf + j) >= 128:
+            ascii_only = False
+            break
+    if not ascii_only and not _utf8_ok(buf, p, hk_len):
+        return E_UTF8, p, z, z, z, z
+    hk_pos = p
+    p += hk_len
+    hv_len, p, err = _varint(buf, p, rend)
+    if err:
+        return err, p, z, z, z, z
+    hv_pos = p
+    if hv_len >= 0:
+        if hv_len > rend - p:
+            return E_EOF, p, z, z, z, z
+        p += hv_len
+    return E_OK, p, hk_pos, hk_len, hv_pos, hv_len
+
+
+@_jit_inline
+def _timestamp(log_append, base_ts, max_ts, ts_delta):
+    """A v2 record's timestamp in milliseconds (the batch's largest under LogAppendTime),
+    and E_TIMESTAMP_RANGE when it has no int64 microsecond value."""
+    if log_append:
+        ts = max_ts
+    else:
+        ts, ok = _checked_add(base_ts, ts_delta)
+        if not ok:
+            return ts, E_TIMESTAMP_RANGE
+    if ts > _MS_MAX or ts < _MS_MIN:
+        return ts, E_TIMESTAMP_RANGE
+    return ts, E_OK
+
+
 @_jit
-def _decode_one(
-    buf,
-    start,
-    end,
-    sec,
-    rec_i64,
-    ts_type,
-    off32,
-    valid,
-    key_data,
-    value_data,
-    hoff,
-    hvalid,
-    hkey_data,
-    hvalue_data,
-    cur,
-    want_headers,
-):
+def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
+    """The v2 records of one section (``buf[start:end]``) into ``out`` (rec_i64, ts_type,
+    off32, valid, key_data, value_data) and, when wanted, ``hout`` (hoff, hvalid, hkey_data,
+    hvalue_data), from the cursors ``cur``, which move only when the whole section decoded:
+    (status, position, arg, arg2). Helpers take scalars and addresses only: an array handed
+    to one, even inlined, costs reference counting per record."""
+    rec_i64, ts_type, off32, valid, key_data, value_data = out
+    hoff, hvalid, hkey_data, hvalue_data = hout
     key_address = address_of(key_data)
     value_address = address_of(value_data)
     key_end = key_address + key_data.shape[0]
@@ -417,14 +493,10 @@ def _decode_one(
     hkey_end = hkey_address + hkey_data.shape[0]
     hvalue_end = hvalue_address + hvalue_data.shape[0]
     row_room = rec_i64.shape[1]
-    key_room = key_data.shape[0]
-    value_room = value_data.shape[0]
     header_room = hvalid.shape[0]
-    hkey_room = hkey_data.shape[0]
-    hvalue_room = hvalue_data.shape[0]
-    count = sec[S_COUNT]
     base = sec[S_BASE]
     base_ts = sec[S_BASE_TS]
+    max_ts = sec[S_MAX_TS]
     log_append = sec[S_TS_TYPE] == 1
     tstype = np.int32(sec[S_TS_TYPE])
     row = cur[0]
@@ -439,89 +511,36 @@ def _decode_one(
     bad_body_unread = np.int64(-1)
     bad_body_pos = np.int64(0)
     p = start
-    for _ in range(count):
-        length, p, err = _varint(buf, p, end)
+    for _ in range(sec[S_COUNT]):
+        err, p, rend, ts_delta, offset_delta, key_pos, key_len, value_pos, value_len, count = (
+            _record_fields(buf, p, end)
+        )
         if err:
             return err, p, 0, 0
-        if length < 0:
-            return E_NEGATIVE_LENGTH, p, 0, 0
-        if length > end - p:
-            return E_EOF, p, 0, 0
-        rend = p + length
-        if p >= rend:  # the attributes byte
-            return E_EOF, p, 0, 0
-        p += 1
-        ts_delta, p, err = _varint(buf, p, rend)
-        if err:
-            return err, p, 0, 0
-        offset_delta, p, err = _varint(buf, p, rend)
-        if err:
-            return err, p, 0, 0
-        key_len, p, err = _varint(buf, p, rend)
-        if err:
-            return err, p, 0, 0
-        key_pos = p
-        if key_len >= 0:
-            if key_len > rend - p:
-                return E_EOF, p, 0, 0
-            p += key_len
-        value_len, p, err = _varint(buf, p, rend)
-        if err:
-            return err, p, 0, 0
-        value_pos = p
-        if value_len >= 0:
-            if value_len > rend - p:
-                return E_EOF, p, 0, 0
-            p += value_len
-        headers, p, err = _varint(buf, p, rend)
-        if err:
-            return err, p, 0, 0
-        if headers < 0:
-            return E_NEGATIVE_LENGTH, p, 0, 0
         first_header = nh
-        for _h in range(headers):
-            hk_len, p, err = _varint(buf, p, rend)
+        for _h in range(count):
+            err, p, hk_pos, hk_len, hv_pos, hv_len = _header_fields(buf, p, rend)
             if err:
                 return err, p, 0, 0
-            if hk_len < 0:
-                return E_NEGATIVE_LENGTH, p, 0, 0
-            if hk_len > rend - p:
-                return E_EOF, p, 0, 0
-            ascii_only = True
-            for j in range(p, p + hk_len):
-                if u8(buf + j) >= 128:
-                    ascii_only = False
-                    break
-            if not ascii_only and not _utf8_ok(buf, p, hk_len):
-                return E_UTF8, p, 0, 0
-            hk_pos = p
-            p += hk_len
-            hv_len, p, err = _varint(buf, p, rend)
-            if err:
-                return err, p, 0, 0
-            hv_pos = p
+            if not want_headers:
+                continue
+            if (
+                nh >= header_room
+                or hkb + hk_len > hkey_end - hkey_address
+                or (hv_len > 0 and hvb + hv_len > hvalue_end - hvalue_address)
+            ):
+                return E_ROOM, p, 0, 0
+            _copy(hkey_address + hkb, hkey_end, buf + hk_pos, buf + end, hk_len)
+            hkb += hk_len
+            hoff[0, nh + 1] = hkb
             if hv_len >= 0:
-                if hv_len > rend - p:
-                    return E_EOF, p, 0, 0
-                p += hv_len
-            if want_headers:
-                if (
-                    nh >= header_room
-                    or hkb + hk_len > hkey_room
-                    or (hv_len > 0 and hvb + hv_len > hvalue_room)
-                ):
-                    return E_ROOM, p, 0, 0
-                _copy(hkey_address + hkb, hkey_end, buf + hk_pos, buf + end, hk_len)
-                hkb += hk_len
-                hoff[0, nh + 1] = hkb
-                if hv_len >= 0:
-                    _copy(hvalue_address + hvb, hvalue_end, buf + hv_pos, buf + end, hv_len)
-                    hvb += hv_len
-                    hvalid[nh] = 1
-                else:
-                    hvalid[nh] = 0
-                hoff[1, nh + 1] = hvb
-                nh += 1
+                _copy(hvalue_address + hvb, hvalue_end, buf + hv_pos, buf + end, hv_len)
+                hvb += hv_len
+                hvalid[nh] = 1
+            else:
+                hvalid[nh] = 0
+            hoff[1, nh + 1] = hvb
+            nh += 1
         if p != rend and bad_body_unread < 0:
             bad_body_delta = offset_delta
             bad_body_unread = rend - p
@@ -531,37 +550,28 @@ def _decode_one(
         offset, ok = _checked_add(base, offset_delta)
         if not ok:
             return E_OFFSET_RANGE, p, offset_delta, 0
-        if log_append:
-            ts = sec[S_MAX_TS]
-        else:
-            ts, ok = _checked_add(base_ts, ts_delta)
-            if not ok:
-                return E_TIMESTAMP_RANGE, p, 0, 0
-        if ts > _MS_MAX or ts < _MS_MIN:
-            return E_TIMESTAMP_RANGE, p, 0, 0
+        ts, err = _timestamp(log_append, base_ts, max_ts, ts_delta)
+        if err:
+            return err, p, 0, 0
         if (
             row >= row_room
-            or (key_len > 0 and kb + key_len > key_room)
-            or (value_len > 0 and vb + value_len > value_room)
+            or (key_len > 0 and kb + key_len > key_end - key_address)
+            or (value_len > 0 and vb + value_len > value_end - value_address)
         ):
             return E_ROOM, p, 0, 0
         rec_i64[0, row] = offset
         rec_i64[1, row] = ts * 1000
         valid[3, row] = 1
         ts_type[row] = tstype
+        valid[0, row] = 1 if key_len >= 0 else 0
         if key_len >= 0:
             _copy(key_address + kb, key_end, buf + key_pos, buf + end, key_len)
             kb += key_len
-            valid[0, row] = 1
-        else:
-            valid[0, row] = 0
         off32[0, row + 1] = kb
+        valid[1, row] = 1 if value_len >= 0 else 0
         if value_len >= 0:
             _copy(value_address + vb, value_end, buf + value_pos, buf + end, value_len)
             vb += value_len
-            valid[1, row] = 1
-        else:
-            valid[1, row] = 0
         off32[1, row + 1] = vb
         if want_headers:
             valid[2, row] = 1 if nh > first_header else 0
