@@ -144,7 +144,7 @@ def _repeat(value, kind, n: int) -> pa.Array:
 
 class UnrepresentableError(CorruptBatchError):
     """A batch whose records the reference reads but Arrow's columns cannot hold: an offset
-    or a timestamp (in microseconds) beyond int64, a CreateTime record without a timestamp.
+    or a timestamp (in microseconds) beyond int64.
     ``admitted``: whether ``read_committed`` would have kept its records. A consumer of
     objects (``dump --jsonl``) reads such a batch again with ``iter_records``' decoder."""
 
@@ -206,7 +206,9 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
             base_offset=inner,
         )
     if status == fs.E_INNER_NO_TIMESTAMP:
-        return UnrepresentableError(
+        # Not UnrepresentableError: the reference cannot read it either (format/batches.py
+        # fails on the missing field), while Kafka reads it as NO_TIMESTAMP.
+        return CorruptBatchError(
             f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
             "(CreateTime): it has no timestamp"
         )

@@ -266,3 +266,23 @@ def test_header_keys_escaped_as_json_dumps_escapes_them(tmp_path):
     _, out, _ = fast_jsonl(str(tmp_path / "00000000000000000000.log"), "read_uncommitted", True)
     assert [h["key"] for h in json.loads(out)["headers"]] == keys
     assert "\\ud83d\\ude00" in out and "\\u007f" in out
+
+
+def test_a_magic_0_message_in_a_magic_1_create_time_wrapper_is_one_error_line(tmp_path):
+    """The reference decoder fails on it with an AttributeError (no timestamp field); the dump
+    names the batch on stderr, prints the records around it and never a traceback."""
+    inner = build_legacy_message(offset=0, value=b"old", magic=0) + build_legacy_message(
+        offset=1, value=b"new", magic=1, timestamp=TS0
+    )
+    wrapper = build_legacy_message(
+        offset=10, value=compress(1, inner, magic=1), magic=1, codec=1, timestamp=TS0
+    )
+    before = build_legacy_message(offset=8, value=b"x", magic=1, timestamp=TS0)
+    after = build_legacy_message(offset=11, value=b"y", magic=1, timestamp=TS0)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(before + wrapper + after)
+    status, out, err = fast_jsonl(str(path), "read_uncommitted", True)
+    assert status == 1
+    assert [json.loads(line)["offset"] for line in out.splitlines()] == [8, 11]
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: {path} @{len(before)} ") and "no timestamp" in line
