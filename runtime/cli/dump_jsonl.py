@@ -67,7 +67,8 @@ def _max_bytes(options: DumpOptions) -> dict[str, Any]:
 def _records(
     path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
 ) -> None:
-    # The report as the reference leaves it; the fast path's goes through _Rereading first.
+    # ``found`` is the fast path's report; ``report`` gets it as the reference words it, its
+    # batches of values Arrow cannot hold read again (_errors).
     found = Report()
     batches = iter_arrow_batches(
         path,
@@ -103,9 +104,8 @@ def _errors(found: Report, seen: int, options: DumpOptions, write, report: Repor
 def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Report) -> None:
     """The batch the fast path could not hold, read again by the reference decoder: its
     records, or the reference's own error for it (the fast path had stopped at the first
-    value out of range; the reference reads on)."""
-    if not exc.admitted:
-        return  # read_committed drops it; the reference has nothing to say about it
+    value out of range; the reference reads on). Under read_committed an aborted batch's
+    records are not printed, but its damage is reported, as the reference reports it."""
     try:
         batch = _read_frame(exc, options)
     except KafkaFormatError as error:
@@ -115,7 +115,7 @@ def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Repo
         # Never a traceback: the fast path's verdict stands.
         report.errors.append(exc)
         return
-    if batch.records and not batch.is_control:
+    if exc.admitted and batch.records and not batch.is_control:
         write([_line(record).encode("ascii") for record in batch.records])
 
 

@@ -10,6 +10,7 @@ tails, in every isolation and CRC mode.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import struct
@@ -286,3 +287,22 @@ def test_a_magic_0_message_in_a_magic_1_create_time_wrapper_is_one_error_line(tm
     assert [json.loads(line)["offset"] for line in out.splitlines()] == [8, 11]
     (line,) = err.splitlines()
     assert line.startswith(f"error: {path} @{len(before)} ") and "no timestamp" in line
+
+
+def test_an_aborted_batch_arrow_cannot_hold_is_dropped_under_read_committed(tmp_path):
+    far = 2**62
+    txn = {"producer_id": 1, "producer_epoch": 0, "is_transactional": True}
+    data = (
+        build_record_batch([{"value": b"aborted"}], base_offset=0, base_timestamp=far, **txn)
+        + build_record_batch([{"value": b"plain"}], base_offset=1, base_timestamp=TS0)
+        + _marker(2, 1, commit=False)
+    )
+    for isolation, values in (("read_committed", ["plain"]), ("read_uncommitted", None)):
+        check_same(tmp_path, data, isolation, True)
+        status, out, err = fast_jsonl(str(tmp_path / "00000000000000000000.log"), isolation, True)
+        assert (status, err) == (0, "")
+        rows = [json.loads(line) for line in out.splitlines()]
+        if values is not None:
+            assert [base64.b64decode(r["value"]).decode() for r in rows] == values
+        else:
+            assert rows[0]["timestamp"] == far and len(rows) == 2
