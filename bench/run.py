@@ -5,6 +5,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --no-segment    # without the 2 GiB memory test
     .venv/bin/python bench/run.py --no-spark      # without the Spark comparison (bench/spark.py)
     .venv/bin/python bench/run.py --quick --out /tmp/r.md   # seconds; a smoke run
+    .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
 process run. Peak memory and first-call compile time are measured in fresh subprocesses.
@@ -235,6 +236,93 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.1f}×"
 
 
+# --- dump --jsonl against read_table ---------------------------------------------------------
+
+DUMP_JSONL_HEADING = "## `dump --jsonl` against `read_table`"
+DUMP_JSONL_MIB = 64
+
+
+def dump_jsonl_case(quick: bool, repeat: int, log) -> dict:
+    """``kafka-format dump --jsonl`` (in process, lines to /dev/null) against ``read_table``
+    (headers included) on the same v2 LZ4 log file: best of ``repeat`` each, alternating."""
+    from kafka_format.runtime.cli.dump import DumpOptions, dump
+    from kafka_format.runtime.read.columnar import read_table
+
+    records = 20_000 if quick else DUMP_JSONL_MIB * (1 << 20) // 53  # ~53 bytes a record
+    rs = inputs.record_set(2, 3, records)
+    scratch = Path(tempfile.mkdtemp(prefix="kafka-format-bench-"))
+    try:
+        path = scratch / "00000000000000000000.log"
+        path.write_bytes(rs.data)
+        options = DumpOptions(jsonl=True, quiet=True)
+
+        def run_dump() -> int:
+            with open(os.devnull, "w") as sink:
+                if dump([str(path)], options, out=sink) != 0:
+                    raise RuntimeError("dump --jsonl failed on the bench log")
+            return rs.records
+
+        def run_table() -> int:
+            return read_table(str(path), include_headers=True).num_rows
+
+        run_dump(), run_table()  # warm: kernels loaded, file in the page cache
+        dump_s = table_s = float("inf")
+        for _ in range(repeat):
+            dump_s = min(dump_s, best_of(run_dump, 1)[1])
+            n, seconds = best_of(run_table, 1)
+            table_s = min(table_s, seconds)
+            if n != rs.records:
+                raise RuntimeError(f"read_table read {n} records of {rs.records}")
+        result = {
+            "bytes": len(rs.data),
+            "records": rs.records,
+            "dump": dump_s,
+            "read_table": table_s,
+            "load": os.getloadavg()[0],
+        }
+        log(
+            f"  dump --jsonl {dump_s:.3f} s, read_table {table_s:.3f} s: "
+            f"{dump_s / table_s:.2f}× (target <= 4×)"
+        )
+        return result
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def render_dump_jsonl(result: dict | None) -> list[str]:
+    lines = [
+        DUMP_JSONL_HEADING,
+        "",
+        "`kafka-format dump --jsonl` (the CLI's `dump` in process, JSON lines written to "
+        "/dev/null: what producing them costs, not the disk) against `read_table` (headers "
+        "included) on the same v2 LZ4 log file, best of the runs, alternating. The lines come "
+        "from the columnar fast path's Arrow buffers through the numba kernel of "
+        "`runtime/kernels/jsonl.py`, two threads; before it each line was built in Python "
+        "from `iter_records` (27× `read_table`). Target: <= 4×.",
+        "",
+    ]
+    if result is None:
+        return [*lines, "- not measured"]
+    return [
+        *lines,
+        "| log | records | dump --jsonl s | read_table s | ratio | load average |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| {result['bytes'] / (1 << 20):.0f} MiB v2 lz4 | {result['records']} | "
+        f"{result['dump']:.3f} | {result['read_table']:.3f} | "
+        f"{result['dump'] / result['read_table']:.2f}× | {result['load']:.2f} |",
+    ]
+
+
+def splice_section(text: str, heading: str, section: str) -> str:
+    """``text`` with the section under ``heading`` (up to the next ``## `` heading or the
+    end) replaced by ``section``, or with ``section`` appended."""
+    start = text.find(heading)
+    if start < 0:
+        return text.rstrip("\n") + "\n\n" + section
+    end = text.find("\n## ", start + len(heading))
+    return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
+
+
 def render(args, machine, rows, compile_result, memory, spark_rows, peers_note) -> str:
     lines = [
         "# Benchmarks (issue 6)",
@@ -399,6 +487,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-segment", action="store_true", help="skip the memory test")
     parser.add_argument("--no-spark", action="store_true", help="skip the Spark comparison")
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument(
+        "--only",
+        choices=["dump-jsonl"],
+        help="run this case alone and replace its section of --out",
+    )
     args = parser.parse_args(argv)
     args.records = args.records or (2000 if args.quick else 500_000)
     args.repeat = args.repeat or (1 if args.quick else 5)
@@ -410,6 +503,16 @@ def main(argv: list[str] | None = None) -> int:
 
     machine = machine_line()
     log(f"machine: {machine}")
+    if args.only == "dump-jsonl":
+        log("dump --jsonl")
+        section = "\n".join(render_dump_jsonl(dump_jsonl_case(args.quick, args.repeat, log)))
+        section += f"\n\nMachine: {machine}.\n"
+        print(section)
+        if args.out:
+            old = args.out.read_text() if args.out.exists() else ""
+            args.out.write_text(splice_section(old, DUMP_JSONL_HEADING, section))
+            log(f"written to {args.out}")
+        return 0
     peers_note = (
         "aiokafka's Cython reader."
         if readers.aiokafka_is_cython()
@@ -419,6 +522,8 @@ def main(argv: list[str] | None = None) -> int:
     compile_result = compile_times(cold=not args.quick)
     log("record sets")
     rows = bench_cases(args.records, args.repeat, args.peer_repeat, log)
+    log("dump --jsonl")
+    dump_jsonl = dump_jsonl_case(args.quick, args.repeat, log)
     memory = None
     if not args.no_segment:
         log(f"memory: a {segment} GiB segment")
@@ -432,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"spark: failed: {type(exc).__name__}: {exc}")
             spark_rows = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     text = render(args, machine, rows, compile_result, memory, spark_rows, peers_note)
+    text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
     print(text)
     if args.out:
         args.out.write_text(text)

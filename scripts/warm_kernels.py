@@ -26,3 +26,10 @@ data = (
 )
 for source in (data, bytearray(data)):
     assert read_table(source, include_headers=True).num_rows == 3
+
+# dump --jsonl's kernel (one signature: every input read-only).
+from kafka_format.runtime.read.jsonlines import JsonLines  # noqa: E402
+
+with JsonLines() as lines:
+    for batch in read_table(data, include_headers=True).to_batches():
+        assert b"".join(lines.encode(batch)).count(b"\n") == 3

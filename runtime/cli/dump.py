@@ -22,113 +22,56 @@ every record took minutes.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from itertools import accumulate
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from ..analysis.verify import (
-    FileReport,
-    ScannedLog,
-    check_offset_index,
-    check_time_index,
-    decode_max_timestamps,
-    scan_headers,
-)
 from ..errors import CrcMismatchError, KafkaFormatError
-from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint
-from ..files.indexes import OffsetIndex, TimeIndex
+from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
-from ..files.snapshot import read_producer_snapshot
-from ..files.txnindex import TransactionIndex
-from ..format.jsonform import batch_json, record_json
-from ..model import (
-    Batch,
-    Record,
-    Report,
-    decrement_sequence,
-)
+from ..model import Report
 from ..progress import Progress, wanted
 from ..read.reader import iter_batches
 from ..read.sources import resolve
-from ..read.transactions import collect_aborted
 from .args import positive_int
+from .dump_files import (
+    base_offset_of,
+    dump_index,
+    dump_leader_epochs,
+    dump_snapshot,
+    dump_time_index,
+    dump_txn_index,
+    log_beside,
+)
+from .dump_jsonl import dump_log_jsonl, tracked
+from .dump_result import DumpResult, absolute, print_reports
 from .text import (
     BOOTSTRAP_SNAPSHOT,
     DECODERS,
     DEFAULT_MAX_MESSAGE_SIZE,
     DumpOptions,
-    _optional_long,
     batch_line,
     record_line,
 )
 
-Pairs = dict[str, list[tuple[int, int]]]
-
-
-@dataclass(slots=True)
-class DumpResult:
-    """What went wrong while dumping (decides the exit status), and kafka-dump-log's
-    reports, printed after all files as it prints them: pairs of numbers by absolute path."""
-
-    errors: list[str] = field(default_factory=list)
-    #: (index offset, log offset): ``Mismatches in :FILE``.
-    index_mismatches: Pairs = field(default_factory=dict)
-    #: (index timestamp, log timestamp): ``Found timestamp mismatch in :FILE``.
-    timestamp_mismatches: Pairs = field(default_factory=dict)
-    #: (index timestamp, previously indexed timestamp): ``Found out of order timestamp``.
-    out_of_order_timestamps: Pairs = field(default_factory=dict)
-    #: (indexed offset, log offset found, -1 for none): ``...not found in the log.``
-    offsets_not_found: Pairs = field(default_factory=dict)
-    #: (offset, next offset): ``Non-consecutive offsets in FILE``.
-    non_consecutive: Pairs = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def merge(self, other: DumpResult) -> None:
-        self.errors.extend(other.errors)
-        for name in (
-            "index_mismatches",
-            "timestamp_mismatches",
-            "out_of_order_timestamps",
-            "offsets_not_found",
-            "non_consecutive",
-        ):
-            mine: Pairs = getattr(self, name)
-            for file, pairs in getattr(other, name).items():
-                mine.setdefault(file, []).extend(pairs)
-
-
-def _absolute(path: str | os.PathLike[str]) -> str:
-    # kafka-dump-log keys its reports by File.getAbsolutePath: absolute, links not resolved.
-    return str(Path(path).absolute())
-
-
-def _file_size(path: str | None) -> int:
-    try:
-        return os.path.getsize(path) if path else 0
-    except OSError:
-        return 0
-
-
-def _tracked(batches: Iterable[Batch], progress: Progress | None) -> Iterator[Batch]:
-    """The batches, telling ``progress`` how far each file has been read."""
-    if progress is None:
-        yield from batches
-        return
-    current: str | None = None
-    for batch in batches:
-        if batch.file != current:
-            current = batch.file
-            progress.begin_file(_file_size(current))
-        progress.at(batch.position + batch.size)
-        yield batch
+__all__ = [
+    "DumpOptions",
+    "DumpResult",
+    "base_offset_of",
+    "batch_line",
+    "dump",
+    "dump_index",
+    "dump_leader_epochs",
+    "dump_log",
+    "dump_snapshot",
+    "dump_time_index",
+    "dump_txn_index",
+    "dumper_for",
+    "log_beside",
+    "print_reports",
+    "record_line",
+]
 
 
 def _log_header(path: str) -> str | None:
@@ -155,7 +98,7 @@ def dump_log(
     """A log, a KRaft ``.checkpoint``, any file of batches, or a partition directory, as
     kafka-dump-log prints it."""
     if options.jsonl:
-        return _dump_log_jsonl(path, options, out, err, progress)
+        return dump_log_jsonl(path, options, out, err, progress)
     result = DumpResult()
     report = Report()
     header = _log_header(path)
@@ -172,7 +115,7 @@ def dump_log(
         report=report,
         **_max_bytes(options),
     )
-    for batch in _tracked(batches, progress):
+    for batch in tracked(batches, progress):
         if options.max_bytes is not None and batch.position + batch.size > options.max_bytes:
             break
         if batch.file != current_file:
@@ -195,7 +138,7 @@ def dump_log(
         if deep and batch.records:
             for record in batch.records:
                 if last_offset is not None and record.offset != last_offset + 1:
-                    gaps = result.non_consecutive.setdefault(_absolute(current_file or path), [])
+                    gaps = result.non_consecutive.setdefault(absolute(current_file or path), [])
                     gaps.append((last_offset, record.offset))
                 last_offset = record.offset
                 out.write(record_line(batch, record, options) + "\n")
@@ -224,335 +167,6 @@ def _report_tail_and_errors(
     if options.max_bytes is None:
         for tail in report.truncated:
             out.write(f"Found {tail.size} invalid bytes at the end of {Path(tail.file).name}\n")
-
-
-def _data_records(
-    path: str, batches: Iterable[Batch], isolation: str, read: dict[str, Any]
-) -> Iterator[Record]:
-    """What ``iter_records`` yields, taken from batches whose reading we follow."""
-    if isolation == "read_committed":
-        # As iter_records: a header-only first pass finds the aborted transactions (it
-        # reports nothing: the second pass sees the same batches and reports them).
-        first = iter_batches(path, records=lambda batch: batch.is_control, **read)
-        yield from collect_aborted(first, path).filter(batches)
-        return
-    for batch in batches:
-        if batch.records and not batch.is_control:
-            yield from batch.records
-
-
-def _dump_log_jsonl(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    result = DumpResult()
-    report = Report()
-    read: dict[str, Any] = dict(verify_crc=options.verify_crc, errors="skip")
-    read.update(_max_bytes(options))
-    batches = _tracked(
-        iter_batches(path, records=not options.batches, report=report, **read), progress
-    )
-    if options.batches:
-        for batch in batches:
-            out.write(json.dumps(batch_json(batch), separators=(",", ":")) + "\n")
-    else:
-        for record in _data_records(path, batches, options.isolation, read):
-            out.write(json.dumps(record_json(record), separators=(",", ":")) + "\n")
-    for exc in report.errors:
-        result.errors.append(str(exc))
-        err.write(f"error: {exc}\n")
-    for tail in report.truncated:
-        err.write(f"Found {tail.size} invalid bytes at the end of {tail.file}\n")
-    return result
-
-
-# --- companion files ------------------------------------------------------------------------
-
-
-def base_offset_of(path: str) -> int | None:
-    """The segment base offset a companion file's name carries.
-
-    Copies are often renamed with a prefix (``orders-0.00000000000000000120.index``), so
-    the last dotted part before the suffix counts too; None when neither has one, which the
-    readers then report.
-    """
-    name = Path(path).name
-    parsed = parse_segment_file_name(name)
-    if parsed is not None:
-        return parsed.base_offset
-    stem = name.rsplit(".", 1)[0]
-    last = stem.rsplit(".", 1)[-1]
-    return int(last) if last.isdigit() else None
-
-
-def _emit(rows: Iterable[dict], text: Callable[[dict], str], jsonl: bool, out: TextIO) -> None:
-    for row in rows:
-        out.write((json.dumps(row, separators=(",", ":")) if jsonl else text(row)) + "\n")
-
-
-def log_beside(path: str | os.PathLike[str]) -> Path | None:
-    """The ``.log`` an index belongs to: same directory, same name up to the suffix
-    (kafka-dump-log takes the name up to its first dot; a renamed copy such as
-    ``orders-0.00000000000000000120.index`` keeps its prefix)."""
-    index = Path(path)
-    for name in (index.name.split(".", 1)[0], index.name.rsplit(".", 1)[0]):
-        candidate = index.with_name(name + FileKind.LOG.suffix)
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _index_entries(
-    cls: type[OffsetIndex] | type[TimeIndex], path: str
-) -> tuple[int, list[tuple[int, ...]], KafkaFormatError | None]:
-    """The index opened leniently, with every written entry (disordered ones too, which
-    kafka-dump-log prints as well), and the sanity problem found on opening."""
-    with cls.open(path, base_offset_of(path), strict=False) as index:
-        return index.base_offset, index.written_entries(), index.problem
-
-
-def _sanity(path: str, problem: KafkaFormatError | None, options: DumpOptions, out: TextIO):
-    """``--index-sanity-check``: the verdict (a failure is already on stderr)."""
-    if options.jsonl:
-        out.write(json.dumps({"file": path, "passedSanityCheck": problem is None}) + "\n")
-    elif problem is None:
-        out.write(f"{path} passed sanity check.\n")
-
-
-def _scan_log_beside(
-    path: str, options: DumpOptions, err: TextIO, result: DumpResult, progress
-) -> ScannedLog | None:
-    """The batches of the ``.log`` beside an index, from their headers (``scan_headers``):
-    seconds where decoding every record of a 1 GiB segment took minutes."""
-    log_path = log_beside(path)
-    if log_path is None:
-        note = f"{path}: no .log beside it: entries not checked against the log"
-        if options.verify_index_only:
-            result.errors.append(note)
-            err.write(f"error: {note}\n")
-        else:
-            err.write(f"note: {note}\n")
-        return None
-    # Damage in the log itself is the log's dump's business: only its batches count here.
-    return scan_headers(log_path, progress=progress)
-
-
-def dump_index(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    """``DumpLogSegments.dumpIndex``: the entries, then (on stderr, at the end) those that
-    do not point at a batch ending at their offset."""
-    result = DumpResult()
-    base, entries, problem = _index_entries(OffsetIndex, path)
-    if problem is not None:
-        result.errors.append(str(problem))
-        err.write(f"error: {problem}\n")
-    if not entries:
-        if not options.jsonl:
-            out.write(f"{path} is empty.\n")
-        return result
-    if options.index_sanity_only:
-        _sanity(path, problem, options, out)
-        return result
-    if not options.verify_index_only:
-        rows = ({"offset": base + rel, "position": pos} for rel, pos in entries)
-        _emit(
-            rows, lambda r: f"offset: {r['offset']} position: {r['position']}", options.jsonl, out
-        )
-    log = _scan_log_beside(path, options, err, result, progress)
-    if log is None:
-        return result
-    report = FileReport(path, "index")
-    check_offset_index(Path(path), base, log, report, is_last=True)
-    mismatches = result.index_mismatches.setdefault(_absolute(path), [])
-    for problem_found in report.problems:
-        if problem_found.check == "index-sanity":
-            continue  # printed above, from our own opening
-        pair = None
-        if problem_found.check == "index-entry" and problem_found.position is not None:
-            rel, position = entries[problem_found.position // OffsetIndex.ENTRY_SIZE]
-            batch = log.at_position(position)
-            pair = (base + rel, batch.last_offset) if batch is not None else None
-        if pair is not None:
-            # Kafka's words for it. An entry ending a later batch of the same append is
-            # listed (Kafka lists it) but fails nothing: verify calls it a warning.
-            mismatches.append(pair)
-        elif problem_found.severity == "error":
-            err.write(problem_found.line() + "\n")
-        if problem_found.severity == "error":
-            result.errors.append(problem_found.line())
-    for n, (rel, position) in enumerate(entries):
-        batch = log.at_position(position)
-        if batch is not None and batch.size > options.max_message_size:
-            line = (
-                f"error: {path} @{n * OffsetIndex.ENTRY_SIZE}: entry {n} (offset {base + rel}, "
-                f"position {position}): the batch there is {batch.size} bytes, more than "
-                f"--max-message-size {options.max_message_size}"
-            )
-            result.errors.append(line)
-            err.write(line + "\n")
-    if not mismatches:
-        del result.index_mismatches[_absolute(path)]
-    return result
-
-
-def dump_time_index(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    """``DumpLogSegments.dumpTimeIndex``: the entries, then (on stderr, at the end) the
-    timestamps that do not match the log, go backwards, or whose offsets are not found."""
-    result = DumpResult()
-    base, entries, problem = _index_entries(TimeIndex, path)
-    if problem is not None:
-        result.errors.append(str(problem))
-        err.write(f"error: {problem}\n")
-    if options.index_sanity_only:
-        _sanity(path, problem, options, out)
-        return result
-    if not options.verify_index_only:
-        rows = ({"timestamp": ts, "offset": base + rel} for ts, rel in entries)
-        _emit(
-            rows, lambda r: f"timestamp: {r['timestamp']} offset: {r['offset']}", options.jsonl, out
-        )
-    if not entries:
-        return result
-    log = _scan_log_beside(path, options, err, result, progress)
-    if log is not None:
-        # The records' largest timestamp, of the batches the entries point at only.
-        found = (log.first_ending_at_or_after(base + rel) for _, rel in entries)
-        decode_max_timestamps(log, (batch for batch in found if batch is not None))
-    report = FileReport(path, "timeindex")
-    check_time_index(Path(path), base, log, report, is_last=True)
-    # The largest timestamp before each entry: what an out-of-order one went back from.
-    before = [-1, *accumulate((ts for ts, _ in entries), max)]
-    key = _absolute(path)
-    for problem_found in report.problems:
-        if problem_found.check == "index-sanity":
-            continue
-        at = problem_found.position
-        if problem_found.check == "timeindex-order" and at is not None:
-            n = at // TimeIndex.ENTRY_SIZE
-            pair = (entries[n][0], before[n])
-            result.out_of_order_timestamps.setdefault(key, []).append(pair)
-        elif problem_found.check == "timeindex-entry" and at is not None and log is not None:
-            timestamp, rel = entries[at // TimeIndex.ENTRY_SIZE]
-            offset = base + rel
-            batch = log.first_ending_at_or_after(offset)
-            if batch is None:
-                result.offsets_not_found.setdefault(key, []).append((offset, -1))
-            elif batch.last_offset != offset:
-                result.offsets_not_found.setdefault(key, []).append((offset, batch.last_offset))
-            else:
-                logged = -1 if batch.max_timestamp is None else batch.max_timestamp
-                result.timestamp_mismatches.setdefault(key, []).append((timestamp, logged))
-        elif problem_found.severity == "error":
-            err.write(problem_found.line() + "\n")
-        if problem_found.severity == "error":
-            result.errors.append(problem_found.line())
-    return result
-
-
-def dump_txn_index(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    result = DumpResult()
-    index = TransactionIndex.open(path, base_offset_of(path), strict=False)
-    if index.problem is not None:
-        result.errors.append(str(index.problem))
-        err.write(f"error: {index.problem}\n")
-    rows = (
-        {
-            "version": t.version,
-            "producerId": t.producer_id,
-            "firstOffset": t.first_offset,
-            "lastOffset": t.last_offset,
-            "lastStableOffset": t.last_stable_offset,
-        }
-        for t in index.entries
-    )
-    _emit(rows, lambda r: " ".join(f"{k}: {v}" for k, v in r.items()), options.jsonl, out)
-    return result
-
-
-def _snapshot_text(row: dict) -> str:
-    # DumpLogSegments prints "lastTimestamp: N " (with its space) and then the batch
-    # metadata, if any, on the same line: a line without metadata ends in that space.
-    text = (
-        f"producerId: {row['producerId']} producerEpoch: {row['producerEpoch']} "
-        f"coordinatorEpoch: {row['coordinatorEpoch']} "
-        f"currentTxnFirstOffset: {_optional_long(row['currentTxnFirstOffset'])} "
-        f"lastTimestamp: {row['lastTimestamp']} "
-    )
-    if "firstSequence" in row:
-        text += (
-            f"firstSequence: {row['firstSequence']} lastSequence: {row['lastSequence']} "
-            f"lastOffset: {row['lastOffset']} offsetDelta: {row['offsetDelta']} "
-            f"timestamp: {row['timestamp']}"
-        )
-    return text
-
-
-def dump_snapshot(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    """``DumpLogSegments.dumpProducerIdSnapshot``, field for field."""
-    snapshot = read_producer_snapshot(path)
-    rows = []
-    for e in snapshot.entries:
-        row = {
-            "producerId": e.producer_id,
-            "producerEpoch": e.epoch,
-            "coordinatorEpoch": e.coordinator_epoch,
-            "currentTxnFirstOffset": e.ongoing_txn_first_offset,
-            "lastTimestamp": e.timestamp,
-        }
-        if e.has_batch_metadata:
-            row.update(
-                firstSequence=decrement_sequence(e.last_sequence, e.offset_delta),
-                lastSequence=e.last_sequence,
-                lastOffset=e.last_offset,
-                offsetDelta=e.offset_delta,
-                timestamp=e.timestamp,
-            )
-        rows.append(row)
-    _emit(rows, _snapshot_text, options.jsonl, out)
-    return DumpResult()
-
-
-def dump_leader_epochs(
-    path: str,
-    options: DumpOptions,
-    out: TextIO,
-    err: TextIO,
-    progress: Progress | None = None,
-) -> DumpResult:
-    rows = (
-        {"epoch": e.epoch, "startOffset": e.start_offset}
-        for e in read_leader_epoch_checkpoint(path)
-    )
-    _emit(
-        rows, lambda r: f"epoch: {r['epoch']} startOffset: {r['startOffset']}", options.jsonl, out
-    )
-    return DumpResult()
 
 
 Dumper = Callable[..., DumpResult]
@@ -595,30 +209,6 @@ def _work(paths: list[str], options: DumpOptions) -> tuple[int, int]:
         except (KafkaFormatError, OSError):
             continue  # the dump itself reports it
     return total, files
-
-
-def print_reports(result: DumpResult, err: TextIO) -> None:
-    """kafka-dump-log's closing reports, in its order and words (``DumpLogSegments.main``)."""
-    for file, pairs in result.index_mismatches.items():
-        err.write(f"Mismatches in :{file}\n")
-        for index_offset, log_offset in pairs:
-            err.write(f"  Index offset: {index_offset}, log offset: {log_offset}\n")
-    for file, pairs in result.timestamp_mismatches.items():
-        err.write(f"Found timestamp mismatch in :{file}\n")
-        for index_ts, log_ts in pairs:
-            err.write(f"  Index timestamp: {index_ts}, log timestamp: {log_ts}\n")
-    for file, pairs in result.out_of_order_timestamps.items():
-        err.write(f"Found out of order timestamp in :{file}\n")
-        for index_ts, previous in pairs:
-            err.write(f"  Index timestamp: {index_ts}, Previously indexed timestamp: {previous}\n")
-    for pairs in result.offsets_not_found.values():
-        err.write("The following indexed offsets are not found in the log.\n")
-        for indexed, found in pairs:
-            err.write(f"Indexed offset: {indexed}, found log offset: {found}\n")
-    for file, pairs in result.non_consecutive.items():
-        err.write(f"Non-consecutive offsets in {file}\n")
-        for first, second in pairs:
-            err.write(f"  {first} is followed by {second}\n")
 
 
 def dump(

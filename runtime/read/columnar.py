@@ -13,8 +13,9 @@ the route is different:
    ``batches.read_batch`` one by one (its exact errors; markers for ``read_committed``,
    whose consumer walk is applied here to every frame in order).
 3. A worker thread checks each v2 batch's CRC-32C (``crc32c``), decompresses
-   (``codecs.decompress``), and ``fastscan.decode_sections`` (numba, GIL released) decodes the
-   chunk's records at once into Arrow buffers from Arrow's memory pool; v0/v1 CRC-32s are
+   (``codecs.decompress``; ``plan.py``), and ``records.decode_sections`` (numba, GIL released;
+   ``sections.py``) decodes the chunk's records at once into Arrow buffers from Arrow's memory
+   pool; v0/v1 CRC-32s are
    checked in the kernel (``kernel_crc``). v0/v1 wrappers and v2 batches compressed with
    snappy or LZ4 as Kafka's clients write them never reach Python: ``kernel_payloads`` checks
    their CRCs and plans their payloads in one call, and the decoder decompresses each
@@ -42,10 +43,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
-import math
 import mmap
 import os
-import struct
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -55,35 +54,40 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from crc32c import crc32c
 
 from ..errors import (
-    CorruptBatchError,
-    CrcMismatchError,
-    DecompressionError,
     FramingError,
     KafkaFormatError,
 )
 from ..format import layout
-from ..format.batches import ReadOptions, count_cannot_fit, read_batch
-from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
-from ..format.crc import BATCH_CRC_START
+from ..format.batches import ReadOptions, read_batch
+from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import Frame, iter_stream_frames
 from ..format.sizes import max_record_count
-from ..kernels import crc32 as kernel_crc
 from ..kernels import fastscan as fs
-from ..kernels import lz4 as kernel_lz4
-from ..kernels import payloads as kernel_payloads
-from ..kernels import snappy as kernel_snappy
 from ..model import Batch, ControlType, Record, Report, TruncatedTail
+from ..progress import Progress
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
+
+# Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
+from .plan import Options as _Options
+from .plan import decompress_error as _decompress_error
+from .plan import groups as _groups
+from .plan import plan_packed as _plan_packed
+from .plan import prepare_v2 as _prepare_v2
+from .plan import prepare_wrapper as _prepare_wrapper
+from .plan import wrapper_value as wrapper_value
 from .reader import Errors, Isolation, damaged_batch
+from .sections import UnrepresentableError
+from .sections import kernel_error as _kernel_error
+from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, mappable_fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "HEADER_TYPE",
+    "UnrepresentableError",
     "arrow_schema",
     "iter_arrow_batches",
     "read_table",
@@ -93,8 +97,6 @@ __all__ = [
 CHUNK_BYTES = 16 * 1024 * 1024
 COMPRESSED_WEIGHT = 4
 _MAX_FRAMES = 65536
-#: Most bytes of records one kernel call decodes: Arrow's binary offsets are int32.
-_GROUP_BYTES = 1 << 30
 
 # How a frame is decoded: v2 in place, v2 decompressed, v0/v1 in place, v0/v1 wrapper
 # decompressed (all by fastscan), or by the reference decoder (control batches, bad headers).
@@ -106,14 +108,9 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
     fs.K_REFERENCE,
 )
 _CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
-# Rows to make room for in a wrapper's decompressed value: the least an inner entry takes.
-_MIN_INNER_ENTRY, _V2_HEADER = layout.LEGACY_V0_ENTRY_MIN_SIZE, layout.V2_HEADER_SIZE
-_TIMESTAMP_TYPE_BIT = layout.V2_ATTR_TIMESTAMP_TYPE_MASK
 _TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
 _CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
 _FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
-_TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
-_HEADER_FIELDS = list(HEADER_TYPE.value_type)
 
 
 def iter_arrow_batches(
@@ -127,11 +124,13 @@ def iter_arrow_batches(
     report: Report | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     threads: int | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
     Options as :func:`~.reader.iter_records`. ``threads``: worker threads decoding ahead
     (default: 2, or 1 on a one-core machine); 1 decodes in the calling thread only.
+    ``progress``: told each file's size and how far its records were yielded.
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -147,6 +146,7 @@ def iter_arrow_batches(
         batch_rows=batch_rows,
         schema=_schema(include_headers),
         report=report if report is not None else Report(),
+        progress=progress,
     )
     committed: _CommittedFilter | None = None
     name = None
@@ -175,17 +175,6 @@ _schema = functools.cache(arrow_schema)
 
 
 # --- plumbing ---------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Options:
-    include_headers: bool
-    verify_crc: bool
-    strict: bool
-    max_bytes: int
-    batch_rows: int
-    schema: pa.Schema
-    report: Report
 
 
 @dataclass(slots=True)
@@ -306,6 +295,8 @@ def _log_batches(
     log: LogInput, opts: _Options, committed: _CommittedFilter | None, pipeline: _Pipeline
 ) -> Iterator[pa.RecordBatch]:
     with _open_input(log) as inp:
+        if opts.progress is not None:
+            opts.progress.begin_file(len(inp.buf) if inp.buf is not None else 0)
         pending: deque[tuple[_Chunk, Future]] = deque()
         deferred: _Chunk | None = None  # the first chunk waits: one chunk needs no threads
         try:
@@ -656,6 +647,8 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             if sec[fs.S_STATUS] == fs.E_DECOMPRESS
             else _kernel_error(sec)
         )
+        if isinstance(error, UnrepresentableError):
+            error.admitted = bool(sec[fs.S_KEEP])
         chunk.errors[i] = error.located(
             file=chunk.name,
             position=int(t[i, fs.F_POS]) + chunk.shift,
@@ -664,371 +657,6 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     chunk.rows_end = np.maximum.accumulate(rows_end) if len(rows_end) else rows_end
     del holders
     return chunk
-
-
-def _prepare_v2(sec: np.ndarray, view: memoryview, opts: _Options, holders: list) -> bool:
-    """CRC and count checks of a v2 batch, and its payload decompressed (the reference's
-    order: CRC, negative count, decompression, count against size). False for a batch of no
-    records, which Kafka (and the reference) neither decompresses nor checks further."""
-    pos = int(sec[fs.S_START]) - _V2_HEADER
-    end = int(sec[fs.S_END])
-    count = int(sec[fs.S_COUNT])
-    if opts.verify_crc:
-        computed = crc32c(view[pos + BATCH_CRC_START : end])
-        stored = struct.unpack_from(">I", view, pos + 17)[0]
-        if computed != stored:
-            raise CrcMismatchError(stored, computed, algorithm="crc32c")
-    if count < 0:
-        raise CorruptBatchError(f"negative record count {count}")
-    attributes = struct.unpack_from(">h", view, pos + 21)[0]
-    codec = attributes & _CODEC_MASK
-    if count == 0:
-        resolve_codec(codec, magic=2)
-        return False
-    if codec:
-        payload = decompress_buffer(
-            codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
-        )
-        holders.append(payload)
-        sec[fs.S_ADDR] = _address(payload)
-        sec[fs.S_START] = 0
-        sec[fs.S_END] = end = len(payload)
-        start = 0
-    else:
-        start = pos + _V2_HEADER
-    if count > max_record_count(end - start):
-        raise count_cannot_fit(count, end - start)
-    return True
-
-
-def _plan_packed(
-    sections: np.ndarray, kinds: np.ndarray, attributes: np.ndarray, address: int, opts: _Options
-) -> np.ndarray:
-    """The snappy and LZ4 wrappers and v2 batches the kernel decompresses itself
-    (``kernel_payloads``): their CRCs checked and their payloads planned in one call per kind,
-    without the GIL. True where a section was turned into a FORMAT_PACKED_WRAPPER or
-    FORMAT_PACKED_V2 one; the others take ``_prepare_wrapper`` or ``_prepare_v2``."""
-    codecs = attributes & _CODEC_MASK
-    packed = codecs == kernel_payloads.SNAPPY
-    if kernel_lz4.LZ4_DECOMPRESS:
-        packed |= codecs == kernel_payloads.LZ4
-    taken = np.zeros(len(kinds), bool)
-    room = opts.max_bytes + 1
-    wrappers = np.flatnonzero(packed & (kinds == _WRAPPER))
-    if len(wrappers):
-        plan = np.empty((len(wrappers), 3), np.int64)
-        kernel_payloads.plan_wrappers(
-            address,
-            np.ascontiguousarray(sections[wrappers, fs.S_START]),
-            np.ascontiguousarray(sections[wrappers, fs.S_END]),
-            np.ascontiguousarray(sections[wrappers, fs.S_MAGIC]),
-            codecs[wrappers],
-            bool(opts.verify_crc),
-            room,
-            plan,
-        )
-        ok = plan[:, 2] >= 0
-        chosen = wrappers[ok]
-        sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_WRAPPER
-        _point_at_scratch(sections, chosen, codecs, plan[ok, 0], plan[ok, 1], plan[ok, 2])
-        sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
-        taken[chosen] = True
-    batches = np.flatnonzero(packed & (kinds == _COMPRESSED))
-    if len(batches) and (kernel_crc.CRC32C_FUNCTION or not opts.verify_crc):
-        capacity = np.empty(len(batches), np.int64)
-        starts = np.ascontiguousarray(sections[batches, fs.S_START])
-        ends = np.ascontiguousarray(sections[batches, fs.S_END])
-        kernel_payloads.plan_batches(
-            address,
-            starts,
-            ends,
-            np.ascontiguousarray(sections[batches, fs.S_COUNT]),
-            codecs[batches],
-            bool(opts.verify_crc),
-            room,
-            kernel_crc.CRC32C_FUNCTION,
-            capacity,
-        )
-        ok = capacity >= 0
-        chosen = batches[ok]
-        sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_V2
-        _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
-        taken[chosen] = True
-    return taken
-
-
-def _point_at_scratch(sections, chosen, codecs, payload_start, payload_end, capacity) -> None:
-    sections[chosen, fs.S_PAYLOAD_START] = payload_start
-    sections[chosen, fs.S_PAYLOAD_END] = payload_end
-    sections[chosen, fs.S_CODEC] = codecs[chosen]
-    sections[chosen, fs.S_START] = 0
-    sections[chosen, fs.S_END] = capacity
-
-
-def _decompress_error(sec: np.ndarray, view: memoryview, opts: _Options) -> KafkaFormatError:
-    """What the Python path raises for a section whose payload the kernel could not
-    decompress (the codec library's own error, so that both paths report alike) or, for a v2
-    batch, whose record count cannot fit in what it decompresses to."""
-    value = view[int(sec[fs.S_PAYLOAD_START]) : int(sec[fs.S_PAYLOAD_END])]
-    magic = int(sec[fs.S_MAGIC])
-    codec = int(sec[fs.S_CODEC])
-    try:
-        payload = decompress_buffer(codec, value, magic=magic, max_bytes=opts.max_bytes)
-    except KafkaFormatError as exc:
-        return exc
-    count = int(sec[fs.S_COUNT])
-    if magic == 2 and count > max_record_count(len(payload)):
-        return count_cannot_fit(count, len(payload))
-    # Not reached while the kernels accept what the codec libraries accept (tested).
-    return DecompressionError(f"{resolve_codec(codec, magic=magic).name.lower()}: does not decode")
-
-
-_LEGACY_HEAD = layout.field_struct(layout.LEGACY_HEADER_FIELDS, "crc", "attributes")  # from 12
-_I32 = layout.field_struct(layout.LEGACY_V0_FIXED_FIELDS, "len_key")
-
-
-def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders: list) -> None:
-    """CRC of a v0/v1 wrapper and its value decompressed (the inner messages)."""
-    pos, end = int(sec[fs.S_START]), int(sec[fs.S_END])
-    stored, magic, attributes = _LEGACY_HEAD.unpack_from(view, pos + 12)
-    if opts.verify_crc:
-        # By address: the chunk's own (not yet replaced by the payload's), and zlib's crc32
-        # is three times slower than the kernels'.
-        computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
-        if computed != stored:
-            raise CrcMismatchError(stored, computed, algorithm="crc32")
-    value = wrapper_value(view, pos, end, magic)
-    payload = decompress_buffer(
-        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
-    )
-    holders.append(payload)
-    sec[fs.S_ADDR] = _address(payload)
-    sec[fs.S_START] = 0
-    sec[fs.S_END] = len(payload)
-    sec[fs.S_COUNT] = len(payload) // _MIN_INNER_ENTRY + 1
-
-
-def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
-    """The value (the compressed inner messages) of the v0/v1 wrapper entry ``view[pos:end]``,
-    read as the LegacyMessage parser reads it; its header fields are known to be there."""
-    p = pos + (26 if magic == 1 else 18)
-    (key_len,) = _I32.unpack_from(view, p)
-    p += 4
-    if key_len >= 0:
-        if key_len > end - p:
-            raise CorruptBatchError("malformed message: the key runs past the message's end")
-        p += key_len
-    if end - p < 4:
-        raise CorruptBatchError("malformed message: no room for the value length")
-    (value_len,) = _I32.unpack_from(view, p)
-    p += 4
-    if value_len < 0:
-        raise CorruptBatchError("compressed wrapper message with a null value")
-    if value_len > end - p:
-        raise CorruptBatchError("malformed message: the value runs past the message's end")
-    return view[p : p + value_len]
-
-
-def _address(data: bytes | pa.Buffer) -> int:
-    if isinstance(data, pa.Buffer):
-        return data.address
-    return np.frombuffer(data, np.uint8).ctypes.data if data else 0
-
-
-def _groups(sections: np.ndarray) -> Iterator[tuple[int, int]]:
-    """Runs of sections small enough for int32 Arrow offsets (one run, but for giant ones)."""
-    sizes = sections[:, fs.S_END] - sections[:, fs.S_START]
-    if int(sizes.sum()) <= _GROUP_BYTES:
-        yield 0, len(sizes)
-        return
-    lo = 0
-    total = 0
-    for k, size in enumerate(sizes.tolist()):
-        if k > lo and total + size > _GROUP_BYTES:
-            yield lo, k
-            lo, total = k, 0
-        total += size
-    if lo < len(sizes) or not len(sizes):
-        yield lo, len(sizes)
-
-
-def _alloc(shape: tuple[int, ...], dtype) -> tuple[pa.Buffer, np.ndarray]:
-    """A writable array in Arrow's memory pool, which keeps freed pages for the next chunk
-    (fresh pages from the OS cost a fault each, about as much as decoding them)."""
-    dtype = np.dtype(dtype)
-    count = math.prod(shape)
-    buffer = pa.allocate_buffer(max(count * dtype.itemsize, 8))
-    array = np.frombuffer(buffer, dtype, count)
-    return buffer, array.reshape(shape) if len(shape) > 1 else array
-
-
-def _run_kernel(
-    sections: np.ndarray, chunk: _Chunk, opts: _Options, ample: bool
-) -> tuple[pa.RecordBatch, int]:
-    """Decode ``sections`` into one record batch; returns it and how many sections it holds
-    (fewer than all when the buffers were full)."""
-    rows = int(sections[:, fs.S_COUNT].sum())
-    data = int((sections[:, fs.S_END] - sections[:, fs.S_START]).sum())
-    headers = opts.include_headers
-    # Values take most of a record; keys and headers are small. ``ample``: the worst case.
-    small = data if ample else data // 4 + 4096
-    header_room = (data // 2 + 1 if ample else rows * 2 + 16) if headers else 0
-    rec_buf, rec = _alloc((2, rows), np.int64)
-    tt_buf, ts_type = _alloc((rows,), np.int32)
-    off_buf, off32 = _alloc((3, rows + 1), np.int32)
-    valid = np.empty((4, rows), np.uint8)
-    key_buf, key_data = _alloc((small,), np.uint8)
-    value_buf, value_data = _alloc((data,), np.uint8)
-    hoff_buf, hoff = _alloc((2, header_room + 1), np.int32)
-    hvalid = np.empty(header_room, np.uint8)
-    hkey_buf, hkey_data = _alloc((small if headers else 0,), np.uint8)
-    hvalue_buf, hvalue_data = _alloc((small if headers else 0,), np.uint8)
-    off32[:, 0] = 0
-    hoff[:, 0] = 0
-    cur = np.zeros(fs.CURSORS, np.int64)
-    packed = np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_PACKED_WRAPPER, fs.FORMAT_PACKED_V2))
-    largest = int(sections[packed, fs.S_END].max()) if packed.any() else 0
-    scratch = np.empty(largest + kernel_snappy.SLACK, np.uint8)
-    done = fs.decode_sections(
-        sections,
-        rec,
-        ts_type,
-        off32,
-        valid,
-        key_data,
-        value_data,
-        hoff,
-        hvalid,
-        hkey_data,
-        hvalue_data,
-        cur,
-        headers,
-        scratch,
-        kernel_lz4.LZ4_DECOMPRESS,
-    )
-    if ample and done < len(sections):
-        raise AssertionError("worst-case buffers too small for the record decoder")
-    n = int(cur[fs.C_ROWS])
-    if n == 0:
-        return _empty(opts), done
-    row32 = (rows + 1) * 4
-    columns = [
-        _binary(pa.binary(), n, valid[0], off_buf.slice(0, row32), key_buf),
-        _binary(pa.binary(), n, valid[1], off_buf.slice(row32, row32), value_buf),
-        _repeat(chunk.topic, pa.string(), n),
-        _repeat(chunk.partition, pa.int32(), n),
-        pa.Array.from_buffers(pa.int64(), n, [None, rec_buf.slice(0, rows * 8)]),
-        _fixed(_TIMESTAMP_TYPE, n, valid[3], rec_buf.slice(rows * 8, rows * 8)),
-        pa.Array.from_buffers(pa.int32(), n, [None, tt_buf]),
-    ]
-    if headers:
-        count = int(cur[fs.C_HEADERS])
-        row_h = (header_room + 1) * 4
-        struct_array = pa.StructArray.from_arrays(
-            [
-                pa.Array.from_buffers(
-                    pa.string(), count, [None, hoff_buf.slice(0, row_h), hkey_buf]
-                ),
-                _binary(pa.binary(), count, hvalid, hoff_buf.slice(row_h, row_h), hvalue_buf),
-            ],
-            fields=_HEADER_FIELDS,
-        )
-        present = valid[2, :n]
-        nulls = n - int(np.count_nonzero(present))
-        columns.append(
-            pa.Array.from_buffers(
-                HEADER_TYPE,
-                n,
-                [_bitmap(present) if nulls else None, off_buf.slice(2 * row32, row32)],
-                null_count=nulls,
-                children=[struct_array],
-            )
-        )
-    return pa.RecordBatch.from_arrays(columns, schema=opts.schema), done
-
-
-def _empty(opts: _Options) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pylist([], schema=opts.schema)
-
-
-def _bitmap(valid: np.ndarray) -> pa.Buffer:
-    return pa.py_buffer(np.packbits(valid, bitorder="little"))
-
-
-def _binary(kind, n: int, valid: np.ndarray, offsets: pa.Buffer, data: pa.Buffer) -> pa.Array:
-    nulls = n - int(np.count_nonzero(valid[:n]))
-    bitmap = _bitmap(valid[:n]) if nulls else None
-    return pa.Array.from_buffers(kind, n, [bitmap, offsets, data], null_count=nulls)
-
-
-def _fixed(kind, n: int, valid: np.ndarray, values: pa.Buffer) -> pa.Array:
-    nulls = n - int(np.count_nonzero(valid[:n]))
-    bitmap = _bitmap(valid[:n]) if nulls else None
-    return pa.Array.from_buffers(kind, n, [bitmap, values], null_count=nulls)
-
-
-def _repeat(value, kind, n: int) -> pa.Array:
-    return pa.nulls(n, kind) if value is None else pa.repeat(pa.scalar(value, kind), n)
-
-
-_MALFORMED = {
-    fs.E_EOF: "a field runs past the end of its record or of the records",
-    fs.E_VARINT_TOO_LONG: "a varint longer than 10 bytes",
-    fs.E_NEGATIVE_LENGTH: "a negative record length, header count or header key length",
-    fs.E_UTF8: "a header key that is not UTF-8",
-}
-
-
-def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
-    """The exception the reference raises for what the kernel found (same class, same
-    location; the wording of parse errors differs)."""
-    status = int(sec[fs.S_STATUS])
-    at = int(sec[fs.S_ERR_POS])
-    arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
-    if status in _MALFORMED:
-        return CorruptBatchError(f"malformed records: {_MALFORMED[status]} (byte {at})")
-    if status == fs.E_RECORD_SIZE:
-        return CorruptBatchError(
-            f"record at offset delta {arg} has {arg2} bytes beyond its fields (invalid record size)"
-        )
-    if status == fs.E_LEFTOVER:
-        return CorruptBatchError(
-            f"{arg2} bytes after the last of {int(sec[fs.S_COUNT])} records "
-            "(incorrect declared batch size)"
-        )
-    if status == fs.E_OFFSET_RANGE:
-        return CorruptBatchError("a record offset outside the int64 range")
-    if status == fs.E_TIMESTAMP_RANGE:
-        return CorruptBatchError("a record timestamp outside the range of microsecond timestamps")
-    if status == fs.E_CRC:
-        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
-            return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
-        return CrcMismatchError(arg2, arg, algorithm="crc32")
-    if status == fs.E_MESSAGE_EOF:
-        return CorruptBatchError(f"malformed message: a field runs past its end (byte {at})")
-    if status == fs.E_INNER_MAGIC:
-        return CorruptBatchError(f"inner message with magic {arg}")
-    if status == fs.E_INNER_NESTED:
-        return CorruptBatchError(
-            f"compressed inner message at inner offset {inner} (nested compression is not allowed)"
-        )
-    if status == fs.E_INNER_TRAILING:
-        return CorruptBatchError(f"{arg2} trailing bytes after the inner messages")
-    if status == fs.E_INNER_NONE:
-        return CorruptBatchError("compressed wrapper message holds no inner messages")
-    if status == fs.E_INNER_FRAMING:
-        # As the reference: located inside the decompressed messages, not in the file.
-        return FramingError(
-            f"batch length {arg} is less than the minimum record overhead (14)",
-            position=at,
-            base_offset=inner,
-        )
-    if status == fs.E_INNER_NO_TIMESTAMP:
-        return CorruptBatchError(
-            f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
-            "(CreateTime): it has no timestamp"
-        )
-    return CorruptBatchError(f"record decoder status {status}")
 
 
 # --- emitting (calling thread) ----------------------------------------------------------------
@@ -1043,14 +671,15 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
     start = 0
     for i in events:
         end = int(chunk.rows_end[i - 1]) if i else 0
+        # The rows before a damaged batch come first, as the reference reads them: a caller
+        # seeing the report grow knows every row before the damage was yielded.
+        yield from _rows(batches, start, end, opts.batch_rows)
+        start = end
         if i in chunk.errors:
             if opts.strict:
-                yield from _rows(batches, start, end, opts.batch_rows)
                 raise chunk.errors[i]
             opts.report.errors.append(chunk.errors[i])
             continue
-        yield from _rows(batches, start, end, opts.batch_rows)
-        start = end
         yield from _rows(
             [records_to_batch(chunk.ref_rows[i], opts.schema, opts.include_headers)],
             0,
@@ -1058,6 +687,8 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
             opts.batch_rows,
         )
     yield from _rows(batches, start, None, opts.batch_rows)
+    if opts.progress is not None:
+        opts.progress.at(chunk.shift + chunk.end)
 
 
 def _rows(

@@ -1,0 +1,174 @@
+"""Arrow record batches (``columnar``'s, headers included) as canonical JSON lines.
+
+The lines are ``format/jsonform.record_json``'s, byte for byte as
+``json.dumps(..., separators=(",", ":"))`` writes them, one per row; the numba kernel
+``kernels/jsonl.write_lines`` writes them straight from the columns' buffers. Sliced arrays
+(``iter_arrow_batches`` yields slices of its chunks) are read at their offsets.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyarrow as pa
+
+from ..kernels import jsonl as kernel
+
+__all__ = ["JsonLines"]
+
+# Every input array read-only, as Arrow's buffers are: numba compiles the kernel once per
+# combination of array types, and one is enough.
+_EMPTY_U8 = np.frombuffer(b"", np.uint8)
+_EMPTY_I32 = np.frombuffer(bytes(4), np.int32)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _valid(array: pa.Array) -> np.ndarray:
+    """One byte a row, 1 where the row is not null; empty when there are no nulls."""
+    if array.null_count == 0:
+        return _EMPTY_U8
+    return _read_only(array.is_valid().to_numpy(zero_copy_only=False).view(np.uint8))
+
+
+def _binary(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets of the rows, n + 1 of them; data; validity) of a binary or string array."""
+    _, offsets, data = array.buffers()
+    n = len(array)
+    if offsets is None:  # an array of no rows may have no buffers
+        return _EMPTY_I32, _EMPTY_U8, _EMPTY_U8
+    first = _read_only(np.frombuffer(offsets, np.int32, n + 1, array.offset * 4))
+    data = _EMPTY_U8 if data is None else _read_only(np.frombuffer(data, np.uint8))
+    return first, data, _valid(array)
+
+
+def _fixed(array: pa.Array, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    values = np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
+    return _read_only(values)
+
+
+class JsonLines:
+    """Turns record batches into JSON lines: ``encode`` a batch, write what it returns.
+
+    A batch of many rows is cut in ``threads`` parts, written at once (the kernel releases
+    the GIL); the output buffers are kept for the next batch. Close it (or use it as a context
+    manager) to stop its thread.
+    """
+
+    __slots__ = ("_outs", "_pool", "threads")
+
+    #: Fewer rows than this are written in the calling thread only.
+    SPLIT_ROWS = 4096
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
+        self._outs = [np.empty(1 << 20, np.uint8) for _ in range(self.threads)]
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> JsonLines:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def encode(self, batch: pa.RecordBatch) -> list[memoryview]:
+        """The batch's rows as JSON lines (ASCII), in parts to write in order; valid until
+        the next call."""
+        n = batch.num_rows
+        if n == 0:
+            return []
+        columns = _columns(batch)
+        parts = self.threads if n >= self.SPLIT_ROWS else 1
+        cuts = [n * k // parts for k in range(parts + 1)]
+        jobs = []
+        for k in range(parts):
+            lo, hi = cuts[k], cuts[k + 1]
+            room = columns.capacity(lo, hi)
+            if room > len(self._outs[k]):
+                self._outs[k] = np.empty(max(room, 2 * len(self._outs[k])), np.uint8)
+            jobs.append((lo, hi, self._outs[k]))
+        if parts == 1:
+            written = [columns.write(*jobs[0])]
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="jsonl")
+            futures = [self._pool.submit(columns.write, *job) for job in jobs[1:]]
+            written = [columns.write(*jobs[0])] + [f.result() for f in futures]
+        return [memoryview(out)[:size] for (_, _, out), size in zip(jobs, written, strict=True)]
+
+
+class _Columns:
+    """The buffers of one batch's columns, as the kernel reads them."""
+
+    __slots__ = ("args", "header_offsets", "hkey_offsets", "hvalue_offsets", "key_offsets",
+                 "value_offsets")  # fmt: skip
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        names = batch.schema.names
+        self.key_offsets, key_data, key_valid = _binary(batch.column(names.index("key")))
+        self.value_offsets, value_data, value_valid = _binary(batch.column(names.index("value")))
+        timestamp = batch.column(names.index("timestamp"))
+        types = batch.column(names.index("timestampType"))
+        if "headers" in names:
+            headers = batch.column(names.index("headers"))
+            self.header_offsets = _read_only(headers.offsets.to_numpy())
+            header_valid = _valid(headers)
+            entries = headers.values
+            self.hkey_offsets, hkey_data, _ = _binary(entries.field(0))
+            self.hvalue_offsets, hvalue_data, hvalue_valid = _binary(entries.field(1))
+        else:
+            self.header_offsets = _read_only(np.zeros(n + 1, np.int32))
+            header_valid = _EMPTY_U8
+            self.hkey_offsets = self.hvalue_offsets = _EMPTY_I32
+            hkey_data = hvalue_data = hvalue_valid = _EMPTY_U8
+        self.args = (
+            _fixed(batch.column(names.index("offset")), np.int64),
+            _fixed(timestamp, np.int64),
+            _valid(timestamp),
+            _fixed(types, np.int32),
+            self.key_offsets,
+            key_data,
+            key_valid,
+            self.value_offsets,
+            value_data,
+            value_valid,
+            self.header_offsets,
+            header_valid,
+            self.hkey_offsets,
+            hkey_data,
+            self.hvalue_offsets,
+            hvalue_data,
+            hvalue_valid,
+        )
+
+    def capacity(self, lo: int, hi: int) -> int:
+        """Room the lines of rows ``lo:hi`` take at most."""
+        h0, h1 = int(self.header_offsets[lo]), int(self.header_offsets[hi])
+
+        def span(offsets: np.ndarray, a: int, b: int) -> int:
+            return int(offsets[b]) - int(offsets[a]) if b > a else 0
+
+        binary = (
+            span(self.key_offsets, lo, hi)
+            + span(self.value_offsets, lo, hi)
+            + span(self.hvalue_offsets, h0, h1)
+        )
+        return kernel.capacity(hi - lo, h1 - h0, binary, span(self.hkey_offsets, h0, h1))
+
+    def write(self, lo: int, hi: int, out: np.ndarray) -> int:
+        return kernel.write_lines(lo, hi, *self.args, out)
+
+
+_columns = _Columns

@@ -1,0 +1,242 @@
+"""The columnar fast path's planning of sections (``columnar.py``'s worker side): each v2
+batch's CRC and count checks and its payload decompressed by Python (``prepare_v2``), each
+v0/v1 wrapper's (``prepare_wrapper``), or, for snappy and LZ4 as Kafka's clients write them,
+their CRCs checked and payloads planned by ``kernels.payloads`` so that the record decoder
+decompresses them itself (``plan_packed``); the words of a payload the kernel could not
+decompress (``decompress_error``), and the runs of sections one decoder call takes.
+
+``columnar`` imports these under its own names and looks them up there, where the tests
+replace them.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from crc32c import crc32c
+
+from ..errors import CorruptBatchError, CrcMismatchError, DecompressionError, KafkaFormatError
+from ..format import layout
+from ..format.batches import count_cannot_fit
+from ..format.codecs import decompress_buffer, resolve_codec
+from ..format.crc import BATCH_CRC_START
+from ..format.sizes import max_record_count
+from ..kernels import crc32 as kernel_crc
+from ..kernels import fastscan as fs
+from ..kernels import lz4 as kernel_lz4
+from ..kernels import payloads as kernel_payloads
+from ..model import Report
+from ..progress import Progress
+
+#: Most bytes of records one kernel call decodes: Arrow's binary offsets are int32.
+GROUP_BYTES = 1 << 30
+# How a frame is decoded (fastscan.K_*): only these two kinds are planned here.
+_COMPRESSED, _WRAPPER = fs.K_COMPRESSED, fs.K_WRAPPER
+_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
+_V2_HEADER = layout.V2_HEADER_SIZE
+# Rows to make room for in a wrapper's decompressed value: the least an inner entry takes.
+_MIN_INNER_ENTRY = layout.LEGACY_V0_ENTRY_MIN_SIZE
+
+
+@dataclass(slots=True)
+class Options:
+    """How ``iter_arrow_batches`` was asked to read."""
+
+    include_headers: bool
+    verify_crc: bool
+    strict: bool
+    max_bytes: int
+    batch_rows: int
+    schema: pa.Schema
+    report: Report
+    progress: Progress | None = None
+
+
+def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> bool:
+    """CRC and count checks of a v2 batch, and its payload decompressed (the reference's
+    order: CRC, negative count, decompression, count against size). False for a batch of no
+    records, which Kafka (and the reference) neither decompresses nor checks further."""
+    pos = int(sec[fs.S_START]) - _V2_HEADER
+    end = int(sec[fs.S_END])
+    count = int(sec[fs.S_COUNT])
+    if opts.verify_crc:
+        computed = crc32c(view[pos + BATCH_CRC_START : end])
+        stored = struct.unpack_from(">I", view, pos + 17)[0]
+        if computed != stored:
+            raise CrcMismatchError(stored, computed, algorithm="crc32c")
+    if count < 0:
+        raise CorruptBatchError(f"negative record count {count}")
+    attributes = struct.unpack_from(">h", view, pos + 21)[0]
+    codec = attributes & _CODEC_MASK
+    if count == 0:
+        resolve_codec(codec, magic=2)
+        return False
+    if codec:
+        payload = decompress_buffer(
+            codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
+        )
+        holders.append(payload)
+        sec[fs.S_ADDR] = _address(payload)
+        sec[fs.S_START] = 0
+        sec[fs.S_END] = end = len(payload)
+        start = 0
+    else:
+        start = pos + _V2_HEADER
+    if count > max_record_count(end - start):
+        raise count_cannot_fit(count, end - start)
+    return True
+
+
+def plan_packed(
+    sections: np.ndarray, kinds: np.ndarray, attributes: np.ndarray, address: int, opts: Options
+) -> np.ndarray:
+    """The snappy and LZ4 wrappers and v2 batches the kernel decompresses itself
+    (``kernel_payloads``): their CRCs checked and their payloads planned in one call per kind,
+    without the GIL. True where a section was turned into a FORMAT_PACKED_WRAPPER or
+    FORMAT_PACKED_V2 one; the others take ``prepare_wrapper`` or ``prepare_v2``."""
+    codecs = attributes & _CODEC_MASK
+    packed = codecs == kernel_payloads.SNAPPY
+    if kernel_lz4.LZ4_DECOMPRESS:
+        packed |= codecs == kernel_payloads.LZ4
+    taken = np.zeros(len(kinds), bool)
+    room = opts.max_bytes + 1
+    wrappers = np.flatnonzero(packed & (kinds == _WRAPPER))
+    if len(wrappers):
+        plan = np.empty((len(wrappers), 3), np.int64)
+        kernel_payloads.plan_wrappers(
+            address,
+            np.ascontiguousarray(sections[wrappers, fs.S_START]),
+            np.ascontiguousarray(sections[wrappers, fs.S_END]),
+            np.ascontiguousarray(sections[wrappers, fs.S_MAGIC]),
+            codecs[wrappers],
+            bool(opts.verify_crc),
+            room,
+            plan,
+        )
+        ok = plan[:, 2] >= 0
+        chosen = wrappers[ok]
+        sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_WRAPPER
+        _point_at_scratch(sections, chosen, codecs, plan[ok, 0], plan[ok, 1], plan[ok, 2])
+        sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
+        taken[chosen] = True
+    batches = np.flatnonzero(packed & (kinds == _COMPRESSED))
+    if len(batches) and (kernel_crc.CRC32C_FUNCTION or not opts.verify_crc):
+        capacity = np.empty(len(batches), np.int64)
+        starts = np.ascontiguousarray(sections[batches, fs.S_START])
+        ends = np.ascontiguousarray(sections[batches, fs.S_END])
+        kernel_payloads.plan_batches(
+            address,
+            starts,
+            ends,
+            np.ascontiguousarray(sections[batches, fs.S_COUNT]),
+            codecs[batches],
+            bool(opts.verify_crc),
+            room,
+            kernel_crc.CRC32C_FUNCTION,
+            capacity,
+        )
+        ok = capacity >= 0
+        chosen = batches[ok]
+        sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_V2
+        _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
+        taken[chosen] = True
+    return taken
+
+
+def _point_at_scratch(sections, chosen, codecs, payload_start, payload_end, capacity) -> None:
+    sections[chosen, fs.S_PAYLOAD_START] = payload_start
+    sections[chosen, fs.S_PAYLOAD_END] = payload_end
+    sections[chosen, fs.S_CODEC] = codecs[chosen]
+    sections[chosen, fs.S_START] = 0
+    sections[chosen, fs.S_END] = capacity
+
+
+def decompress_error(sec: np.ndarray, view: memoryview, opts: Options) -> KafkaFormatError:
+    """What the Python path raises for a section whose payload the kernel could not
+    decompress (the codec library's own error, so that both paths report alike) or, for a v2
+    batch, whose record count cannot fit in what it decompresses to."""
+    value = view[int(sec[fs.S_PAYLOAD_START]) : int(sec[fs.S_PAYLOAD_END])]
+    magic = int(sec[fs.S_MAGIC])
+    codec = int(sec[fs.S_CODEC])
+    try:
+        payload = decompress_buffer(codec, value, magic=magic, max_bytes=opts.max_bytes)
+    except KafkaFormatError as exc:
+        return exc
+    count = int(sec[fs.S_COUNT])
+    if magic == 2 and count > max_record_count(len(payload)):
+        return count_cannot_fit(count, len(payload))
+    # Not reached while the kernels accept what the codec libraries accept (tested).
+    return DecompressionError(f"{resolve_codec(codec, magic=magic).name.lower()}: does not decode")
+
+
+_LEGACY_HEAD = layout.field_struct(layout.LEGACY_HEADER_FIELDS, "crc", "attributes")  # from 12
+_I32 = layout.field_struct(layout.LEGACY_V0_FIXED_FIELDS, "len_key")
+
+
+def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> None:
+    """CRC of a v0/v1 wrapper and its value decompressed (the inner messages)."""
+    pos, end = int(sec[fs.S_START]), int(sec[fs.S_END])
+    stored, magic, attributes = _LEGACY_HEAD.unpack_from(view, pos + 12)
+    if opts.verify_crc:
+        # By address: the chunk's own (not yet replaced by the payload's), and zlib's crc32
+        # is three times slower than the kernels'.
+        computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
+        if computed != stored:
+            raise CrcMismatchError(stored, computed, algorithm="crc32")
+    value = wrapper_value(view, pos, end, magic)
+    payload = decompress_buffer(
+        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
+    )
+    holders.append(payload)
+    sec[fs.S_ADDR] = _address(payload)
+    sec[fs.S_START] = 0
+    sec[fs.S_END] = len(payload)
+    sec[fs.S_COUNT] = len(payload) // _MIN_INNER_ENTRY + 1
+
+
+def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
+    """The value (the compressed inner messages) of the v0/v1 wrapper entry ``view[pos:end]``,
+    read as the LegacyMessage parser reads it; its header fields are known to be there."""
+    p = pos + (26 if magic == 1 else 18)
+    (key_len,) = _I32.unpack_from(view, p)
+    p += 4
+    if key_len >= 0:
+        if key_len > end - p:
+            raise CorruptBatchError("malformed message: the key runs past the message's end")
+        p += key_len
+    if end - p < 4:
+        raise CorruptBatchError("malformed message: no room for the value length")
+    (value_len,) = _I32.unpack_from(view, p)
+    p += 4
+    if value_len < 0:
+        raise CorruptBatchError("compressed wrapper message with a null value")
+    if value_len > end - p:
+        raise CorruptBatchError("malformed message: the value runs past the message's end")
+    return view[p : p + value_len]
+
+
+def _address(data: bytes | pa.Buffer) -> int:
+    if isinstance(data, pa.Buffer):
+        return data.address
+    return np.frombuffer(data, np.uint8).ctypes.data if data else 0
+
+
+def groups(sections: np.ndarray) -> Iterator[tuple[int, int]]:
+    """Runs of sections small enough for int32 Arrow offsets (one run, but for giant ones)."""
+    sizes = sections[:, fs.S_END] - sections[:, fs.S_START]
+    if int(sizes.sum()) <= GROUP_BYTES:
+        yield 0, len(sizes)
+        return
+    lo = 0
+    total = 0
+    for k, size in enumerate(sizes.tolist()):
+        if k > lo and total + size > GROUP_BYTES:
+            yield lo, k
+            lo, total = k, 0
+        total += size
+    if lo < len(sizes) or not len(sizes):
+        yield lo, len(sizes)

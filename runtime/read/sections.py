@@ -1,0 +1,215 @@
+"""The record decoder's call and output (``columnar.py``'s worker side): buffers from Arrow's
+memory pool, ``kernels.records.decode_sections`` over a run of sections, the buffers wrapped
+as the columns of a record batch without a copy; and the exceptions the reference raises for
+what the decoder found (``kernel_error``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
+from ..kernels import fastscan as fs
+from ..kernels import lz4 as kernel_lz4
+from ..kernels import snappy as kernel_snappy
+from .columnar_reference import HEADER_TYPE
+from .plan import Options
+
+_TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
+_HEADER_FIELDS = list(HEADER_TYPE.value_type)
+
+
+def _alloc(shape: tuple[int, ...], dtype) -> tuple[pa.Buffer, np.ndarray]:
+    """A writable array in Arrow's memory pool, which keeps freed pages for the next chunk
+    (fresh pages from the OS cost a fault each, about as much as decoding them)."""
+    dtype = np.dtype(dtype)
+    count = math.prod(shape)
+    buffer = pa.allocate_buffer(max(count * dtype.itemsize, 8))
+    array = np.frombuffer(buffer, dtype, count)
+    return buffer, array.reshape(shape) if len(shape) > 1 else array
+
+
+def run_kernel(
+    sections: np.ndarray, chunk: Any, opts: Options, ample: bool
+) -> tuple[pa.RecordBatch, int]:
+    """Decode ``sections`` into one record batch; returns it and how many sections it holds
+    (fewer than all when the buffers were full)."""
+    rows = int(sections[:, fs.S_COUNT].sum())
+    data = int((sections[:, fs.S_END] - sections[:, fs.S_START]).sum())
+    headers = opts.include_headers
+    # Values take most of a record; keys and headers are small. ``ample``: the worst case.
+    small = data if ample else data // 4 + 4096
+    header_room = (data // 2 + 1 if ample else rows * 2 + 16) if headers else 0
+    rec_buf, rec = _alloc((2, rows), np.int64)
+    tt_buf, ts_type = _alloc((rows,), np.int32)
+    off_buf, off32 = _alloc((3, rows + 1), np.int32)
+    valid = np.empty((4, rows), np.uint8)
+    key_buf, key_data = _alloc((small,), np.uint8)
+    value_buf, value_data = _alloc((data,), np.uint8)
+    hoff_buf, hoff = _alloc((2, header_room + 1), np.int32)
+    hvalid = np.empty(header_room, np.uint8)
+    hkey_buf, hkey_data = _alloc((small if headers else 0,), np.uint8)
+    hvalue_buf, hvalue_data = _alloc((small if headers else 0,), np.uint8)
+    off32[:, 0] = 0
+    hoff[:, 0] = 0
+    cur = np.zeros(fs.CURSORS, np.int64)
+    packed = np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_PACKED_WRAPPER, fs.FORMAT_PACKED_V2))
+    largest = int(sections[packed, fs.S_END].max()) if packed.any() else 0
+    scratch = np.empty(largest + kernel_snappy.SLACK, np.uint8)
+    done = fs.decode_sections(
+        sections,
+        rec,
+        ts_type,
+        off32,
+        valid,
+        key_data,
+        value_data,
+        hoff,
+        hvalid,
+        hkey_data,
+        hvalue_data,
+        cur,
+        headers,
+        scratch,
+        kernel_lz4.LZ4_DECOMPRESS,
+    )
+    if ample and done < len(sections):
+        raise AssertionError("worst-case buffers too small for the record decoder")
+    n = int(cur[fs.C_ROWS])
+    if n == 0:
+        return _empty(opts), done
+    row32 = (rows + 1) * 4
+    columns = [
+        _binary(pa.binary(), n, valid[0], off_buf.slice(0, row32), key_buf),
+        _binary(pa.binary(), n, valid[1], off_buf.slice(row32, row32), value_buf),
+        _repeat(chunk.topic, pa.string(), n),
+        _repeat(chunk.partition, pa.int32(), n),
+        pa.Array.from_buffers(pa.int64(), n, [None, rec_buf.slice(0, rows * 8)]),
+        _fixed(_TIMESTAMP_TYPE, n, valid[3], rec_buf.slice(rows * 8, rows * 8)),
+        pa.Array.from_buffers(pa.int32(), n, [None, tt_buf]),
+    ]
+    if headers:
+        count = int(cur[fs.C_HEADERS])
+        row_h = (header_room + 1) * 4
+        struct_array = pa.StructArray.from_arrays(
+            [
+                pa.Array.from_buffers(
+                    pa.string(), count, [None, hoff_buf.slice(0, row_h), hkey_buf]
+                ),
+                _binary(pa.binary(), count, hvalid, hoff_buf.slice(row_h, row_h), hvalue_buf),
+            ],
+            fields=_HEADER_FIELDS,
+        )
+        present = valid[2, :n]
+        nulls = n - int(np.count_nonzero(present))
+        columns.append(
+            pa.Array.from_buffers(
+                HEADER_TYPE,
+                n,
+                [_bitmap(present) if nulls else None, off_buf.slice(2 * row32, row32)],
+                null_count=nulls,
+                children=[struct_array],
+            )
+        )
+    return pa.RecordBatch.from_arrays(columns, schema=opts.schema), done
+
+
+def _empty(opts: Options) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist([], schema=opts.schema)
+
+
+def _bitmap(valid: np.ndarray) -> pa.Buffer:
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def _binary(kind, n: int, valid: np.ndarray, offsets: pa.Buffer, data: pa.Buffer) -> pa.Array:
+    nulls = n - int(np.count_nonzero(valid[:n]))
+    bitmap = _bitmap(valid[:n]) if nulls else None
+    return pa.Array.from_buffers(kind, n, [bitmap, offsets, data], null_count=nulls)
+
+
+def _fixed(kind, n: int, valid: np.ndarray, values: pa.Buffer) -> pa.Array:
+    nulls = n - int(np.count_nonzero(valid[:n]))
+    bitmap = _bitmap(valid[:n]) if nulls else None
+    return pa.Array.from_buffers(kind, n, [bitmap, values], null_count=nulls)
+
+
+def _repeat(value, kind, n: int) -> pa.Array:
+    return pa.nulls(n, kind) if value is None else pa.repeat(pa.scalar(value, kind), n)
+
+
+class UnrepresentableError(CorruptBatchError):
+    """A batch whose records the reference reads but Arrow's columns cannot hold: an offset
+    or a timestamp (in microseconds) beyond int64.
+    ``admitted``: whether ``read_committed`` would have kept its records. A consumer of
+    objects (``dump --jsonl``) reads such a batch again with ``iter_records``' decoder."""
+
+    admitted: bool = True
+
+
+_MALFORMED = {
+    fs.E_EOF: "a field runs past the end of its record or of the records",
+    fs.E_VARINT_TOO_LONG: "a varint longer than 10 bytes",
+    fs.E_NEGATIVE_LENGTH: "a negative record length, header count or header key length",
+    fs.E_UTF8: "a header key that is not UTF-8",
+}
+
+
+def kernel_error(sec: np.ndarray) -> KafkaFormatError:
+    """The exception the reference raises for what the kernel found (same class, same
+    location; the wording of parse errors differs)."""
+    status = int(sec[fs.S_STATUS])
+    at = int(sec[fs.S_ERR_POS])
+    arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
+    if status in _MALFORMED:
+        return CorruptBatchError(f"malformed records: {_MALFORMED[status]} (byte {at})")
+    if status == fs.E_RECORD_SIZE:
+        return CorruptBatchError(
+            f"record at offset delta {arg} has {arg2} bytes beyond its fields (invalid record size)"
+        )
+    if status == fs.E_LEFTOVER:
+        return CorruptBatchError(
+            f"{arg2} bytes after the last of {int(sec[fs.S_COUNT])} records "
+            "(incorrect declared batch size)"
+        )
+    if status == fs.E_OFFSET_RANGE:
+        return UnrepresentableError("a record offset outside the int64 range")
+    if status == fs.E_TIMESTAMP_RANGE:
+        return UnrepresentableError(
+            "a record timestamp outside the range of microsecond timestamps"
+        )
+    if status == fs.E_CRC:
+        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
+            return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
+        return CrcMismatchError(arg2, arg, algorithm="crc32")
+    if status == fs.E_MESSAGE_EOF:
+        return CorruptBatchError(f"malformed message: a field runs past its end (byte {at})")
+    if status == fs.E_INNER_MAGIC:
+        return CorruptBatchError(f"inner message with magic {arg}")
+    if status == fs.E_INNER_NESTED:
+        return CorruptBatchError(
+            f"compressed inner message at inner offset {inner} (nested compression is not allowed)"
+        )
+    if status == fs.E_INNER_TRAILING:
+        return CorruptBatchError(f"{arg2} trailing bytes after the inner messages")
+    if status == fs.E_INNER_NONE:
+        return CorruptBatchError("compressed wrapper message holds no inner messages")
+    if status == fs.E_INNER_FRAMING:
+        # As the reference: located inside the decompressed messages, not in the file.
+        return FramingError(
+            f"batch length {arg} is less than the minimum record overhead (14)",
+            position=at,
+            base_offset=inner,
+        )
+    if status == fs.E_INNER_NO_TIMESTAMP:
+        # Not UnrepresentableError: the reference cannot read it either (format/batches.py
+        # fails on the missing field), while Kafka reads it as NO_TIMESTAMP.
+        return CorruptBatchError(
+            f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
+            "(CreateTime): it has no timestamp"
+        )
+    return CorruptBatchError(f"record decoder status {status}")
