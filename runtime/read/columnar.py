@@ -59,15 +59,15 @@ from crc32c import crc32c
 
 from ..errors import (
     CorruptBatchError,
-    CrcMismatchError,
     DecompressionError,
     FramingError,
     KafkaFormatError,
 )
+from ..format import messages
 from ..format.batches import ReadOptions, count_cannot_fit, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from ..format.crc import BATCH_CRC_START
-from ..format.framing import Frame, iter_stream_frames
+from ..format.framing import Frame, end_of_walk, iter_stream_frames
 from ..format.sizes import LEGACY_MESSAGE_HEADER, max_record_count
 from ..format.sizes import V2_BATCH_HEADER as _V2_HEADER
 from ..kernels import crc32 as kernel_crc
@@ -111,7 +111,6 @@ _MIN_INNER_ENTRY = LEGACY_MESSAGE_HEADER[0]
 _TIMESTAMP_TYPE_BIT = 0x08
 _TRANSACTIONAL_BIT = 0x10
 _CONTROL_BIT = 0x20
-_FRAME_HEAD = struct.Struct(">qi")
 _TIMESTAMP_TYPE = pa.timestamp("us", tz="UTC")
 _HEADER_FIELDS = list(HEADER_TYPE.value_type)
 
@@ -354,12 +353,8 @@ def _buffer_chunks(log: LogInput, inp: _Input) -> Iterator[_Chunk | _FileEnd]:
         if n:
             frames = table[:n].copy()
             yield _Chunk(log.name, log.topic, log.partition, frames, 0, buf, view, nxt)
-        if status == fs.SCAN_FRAMING_ERROR:
-            yield _FileEnd(error=_framing_error(view, nxt, 0, log.name))
-            return
-        if status == fs.SCAN_END:
-            tail = TruncatedTail(log.name, nxt, limit - nxt) if nxt < limit else None
-            yield _FileEnd(tail=tail)
+        if status != fs.SCAN_BUDGET:  # framing.judge says what lies where the scan stopped
+            yield _FileEnd(*end_of_walk(view, nxt, limit, log.name))
             return
         pos = nxt
 
@@ -403,16 +398,6 @@ def _joined_chunk(log: LogInput, frames: list[Frame]) -> _Chunk:
         buf,
         memoryview(data),
         end,
-    )
-
-
-def _framing_error(view: memoryview, pos: int, shift: int, name: str) -> FramingError:
-    base_offset, length = _FRAME_HEAD.unpack_from(view, pos)
-    return FramingError(
-        f"batch length {length} is less than the minimum record overhead (14)",
-        file=name,
-        position=pos + shift,
-        base_offset=base_offset,
     )
 
 
@@ -666,9 +651,9 @@ def _prepare_v2(sec: np.ndarray, view: memoryview, opts: _Options, holders: list
         computed = crc32c(view[pos + BATCH_CRC_START : end])
         stored = struct.unpack_from(">I", view, pos + 17)[0]
         if computed != stored:
-            raise CrcMismatchError(stored, computed, algorithm="crc32c")
+            raise messages.crc_mismatch(stored, computed, "crc32c")
     if count < 0:
-        raise CorruptBatchError(f"negative record count {count}")
+        raise CorruptBatchError(messages.negative_count(count))
     attributes = struct.unpack_from(">h", view, pos + 21)[0]
     codec = attributes & _CODEC_MASK
     if count == 0:
@@ -785,7 +770,7 @@ def _prepare_wrapper(sec: np.ndarray, view: memoryview, opts: _Options, holders:
         # is three times slower than the kernels'.
         computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
         if computed != stored:
-            raise CrcMismatchError(stored, computed, algorithm="crc32")
+            raise messages.crc_mismatch(stored, computed, "crc32")
     value = wrapper_value(view, pos, end, magic)
     payload = decompress_buffer(
         attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
@@ -975,48 +960,34 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
     at = int(sec[fs.S_ERR_POS])
     arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
     if status in _MALFORMED:
-        return CorruptBatchError(f"malformed records: {_MALFORMED[status]} (byte {at})")
+        return CorruptBatchError(messages.malformed_records(_MALFORMED[status], at))
     if status == fs.E_RECORD_SIZE:
-        return CorruptBatchError(
-            f"record at offset delta {arg} has {arg2} bytes beyond its fields (invalid record size)"
-        )
+        return CorruptBatchError(messages.record_size(arg, arg2))
     if status == fs.E_LEFTOVER:
-        return CorruptBatchError(
-            f"{arg2} bytes after the last of {int(sec[fs.S_COUNT])} records "
-            "(incorrect declared batch size)"
-        )
+        return CorruptBatchError(messages.leftover_bytes(arg2, int(sec[fs.S_COUNT])))
     if status == fs.E_OFFSET_RANGE:
-        return CorruptBatchError("a record offset outside the int64 range")
+        return CorruptBatchError(messages.offset_out_of_range())
     if status == fs.E_TIMESTAMP_RANGE:
-        return CorruptBatchError("a record timestamp outside the range of microsecond timestamps")
+        return CorruptBatchError(messages.timestamp_out_of_range())
     if status == fs.E_CRC:
         if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
-            return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
-        return CrcMismatchError(arg2, arg, algorithm="crc32")
+            return messages.crc_mismatch(arg2, arg, f"crc32 of inner message {inner}")
+        return messages.crc_mismatch(arg2, arg, "crc32")
     if status == fs.E_MESSAGE_EOF:
-        return CorruptBatchError(f"malformed message: a field runs past its end (byte {at})")
+        return CorruptBatchError(messages.malformed_message("a field runs past its end", at))
     if status == fs.E_INNER_MAGIC:
-        return CorruptBatchError(f"inner message with magic {arg}")
+        return CorruptBatchError(messages.inner_magic(arg))
     if status == fs.E_INNER_NESTED:
-        return CorruptBatchError(
-            f"compressed inner message at inner offset {inner} (nested compression is not allowed)"
-        )
+        return CorruptBatchError(messages.inner_nested(inner))
     if status == fs.E_INNER_TRAILING:
-        return CorruptBatchError(f"{arg2} trailing bytes after the inner messages")
+        return CorruptBatchError(messages.inner_trailing(arg2))
     if status == fs.E_INNER_NONE:
-        return CorruptBatchError("compressed wrapper message holds no inner messages")
+        return CorruptBatchError(messages.inner_none())
     if status == fs.E_INNER_FRAMING:
         # As the reference: located inside the decompressed messages, not in the file.
-        return FramingError(
-            f"batch length {arg} is less than the minimum record overhead (14)",
-            position=at,
-            base_offset=inner,
-        )
+        return FramingError(messages.inner_framing(arg), position=at, base_offset=inner)
     if status == fs.E_INNER_NO_TIMESTAMP:
-        return CorruptBatchError(
-            f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
-            "(CreateTime): it has no timestamp"
-        )
+        return CorruptBatchError(messages.inner_no_timestamp(inner))
     return CorruptBatchError(f"record decoder status {status}")
 
 

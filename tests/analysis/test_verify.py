@@ -334,12 +334,13 @@ def test_truncated_tail_is_a_warning(copy):
     d, w = copy
     log = d / name(w.segments[-1].base, "log")
     with log.open("ab") as fh:
-        fh.write(b"\x00" * 8 + struct.pack(">i", 500) + b"partial")
+        # A plausible start of a batch (magic 2) cut short; garbage would be damage.
+        fh.write(b"\x00" * 8 + struct.pack(">i", 500) + b"\x00" * 4 + b"\x02partial")
     report = verify_paths([d])
     assert report.ok
     (tail,) = [p for p in report.warnings if p.check == "truncated-tail"]
     assert tail.file == str(log) and tail.position == len(w.segments[-1].data)
-    assert "19 invalid bytes" in tail.message
+    assert "24 invalid bytes" in tail.message
     assert run_cli("verify", d).returncode == 0
 
 
