@@ -82,12 +82,18 @@ class Damage:
     base_offset: int | None
     cause: str
     resume: int | None = None
+    #: For a broken length: the length and the bytes that were left (the cause names the
+    #: resume position, which moves with ``shift``).
+    broken: tuple[int, int] | None = None
 
     def error(self, file: str | None = None, shift: int = 0) -> FramingError:
         """The error a reader raises for it; ``shift`` is added to positions (a stream's
         buffer starts at ``shift`` in the source)."""
+        cause = self.cause
+        if self.broken is not None and self.resume is not None:
+            cause = messages.length_past_end(*self.broken, self.resume + shift)
         return FramingError(
-            self.cause,
+            cause,
             file=file,
             position=self.position + shift,
             base_offset=self.base_offset,
@@ -136,7 +142,7 @@ def judge(
         if later is None:
             return TruncatedTail(file, pos, remaining)
         cause = messages.length_past_end(length, remaining, later)
-        return Damage(pos, base_offset, cause, later)
+        return Damage(pos, base_offset, cause, later, (length, remaining))
     return Frame(pos, base_offset, magic, view[pos : pos + LOG_OVERHEAD + length])
 
 
