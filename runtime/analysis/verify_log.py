@@ -279,7 +279,7 @@ def _fast_rows(path: Path, view: memoryview, walk: _Walk, keys: bool) -> _Rows |
 
     name = str(path)
     found = Report()
-    chunks = list(iter_arrow_batches(name, errors="skip", report=found, threads=1))
+    chunks = list(iter_arrow_batches(name, errors="skip", report=found))
     table = walk.table[walk.readable]
     positions = set(walk.table[:, fs.F_POS].tolist())
     errors = {}
