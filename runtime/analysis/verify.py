@@ -2,8 +2,10 @@
 
 What is checked, file by file (errors fail the run, warnings do not):
 
-* ``.log``: the CRC of every batch and every record decoded (all batches, going on past a
-  damaged one whose frame is intact); offsets that go backwards or overlap (error); records
+* ``.log`` (:mod:`.verify_log`, on the fast path): the CRC of every batch and every record
+  decoded (all batches, going on past a damaged one whose frame is intact; a batch whose CRC
+  fails has that one verdict, its records are not read), framing damage as the walker
+  (``format/framing.py``) names it; offsets that go backwards or overlap (error); records
   outside their batch's offset range (error); offsets beyond the 32-bit reach of the segment's
   indexes (error); the first batch below the segment's base offset (error) or above it
   (warning: compaction); a batch reaching into the next segment (error); non-consecutive
@@ -30,6 +32,9 @@ What is checked, file by file (errors fail the run, warnings do not):
   records are warnings (a custom partitioner, an explicit partition or a topic that grew are
   legitimate), errors with ``--partitioner-strict``. Internal topics (``__*``) are skipped:
   the coordinators place their keys by Java's ``String.hashCode``, not murmur2.
+
+The index checks are :mod:`.verify_index`'s; this module walks partitions, directories and
+files and checks snapshots and the leader epoch checkpoint.
 """
 
 from __future__ import annotations
