@@ -452,17 +452,9 @@ def _annotate_crc(view: BatchView, index: dict[str, Field]) -> None:
     if not crc.valid:
         node.problem = True
         # The batch's first verdict, as the readers give it: the CRC before what it covers.
-        view.problems.insert(
-            0,
-            messages.crc_mismatch(
-                crc.stored,
-                crc.computed,
-                crc.algorithm,
-                file=view.file,
-                position=view.position,
-                base_offset=view.base_offset,
-            ),
-        )
+        where = {"file": view.file, "position": view.position, "base_offset": view.base_offset}
+        mismatch = messages.crc_mismatch(crc.stored, crc.computed, crc.algorithm, **where)
+        view.problems.insert(0, mismatch)
 
 
 def _annotate_records(records: RecordList, index: dict[str, Field], prefix: str, base: int) -> None:
