@@ -273,13 +273,20 @@ def _expected_counts(view: memoryview, table: np.ndarray, name: str, errors: dic
     return counts
 
 
-def _fast_rows(path: Path, view: memoryview, walk: _Walk, keys: bool) -> _Rows | None:
-    """The records through ``iter_arrow_batches``; None when they cannot be laid on frames."""
+def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
+    """The records through ``iter_arrow_batches``; None when they cannot be laid on frames.
+    Only offsets, timestamps and (for the partitioner check) keys are kept: 16 bytes a record
+    and the keys, whatever the values weigh."""
     from ..read.columnar import iter_arrow_batches  # numba: only where records are wanted
 
     name = str(path)
     found = Report()
-    chunks = list(iter_arrow_batches(name, errors="skip", report=found))
+    offsets, stamps, key_parts = [], [], []
+    for chunk in iter_arrow_batches(name, errors="skip", report=found):
+        offsets.append(chunk.column("offset").to_numpy())
+        stamps.append(chunk.column("timestamp").cast(pa.int64()))
+        if keys:
+            key_parts.append(chunk.column("key"))
     table = walk.table[walk.readable]
     positions = set(walk.table[:, fs.F_POS].tolist())
     errors = {}
@@ -289,21 +296,21 @@ def _fast_rows(path: Path, view: memoryview, walk: _Walk, keys: bool) -> _Rows |
         if exc.position not in positions or exc.position in errors:
             return None
         errors[exc.position] = exc
-    counts = _expected_counts(view, table, name, errors)
-    rows = sum(c.num_rows for c in chunks)
-    if int(counts.sum()) != rows:
-        return None
-    controls = _controls(view, table, name)
-    if not chunks:
-        nothing = np.zeros(0, np.int64)
-        no_keys = pa.array([], pa.binary()) if keys else None
-        return _Rows(counts, nothing, nothing, nothing.astype(bool), no_keys, errors, controls)
-    offsets = np.concatenate([c.column("offset").to_numpy() for c in chunks]).astype(np.int64)
-    stamps = pa.concat_arrays([c.column("timestamp").cast(pa.int64()) for c in chunks])
-    stamped = ~np.asarray(stamps.is_null(), bool)
-    micros = stamps.fill_null(0).to_numpy()
-    key_column = pa.concat_arrays([c.column("key") for c in chunks]) if keys else None
-    return _Rows(counts, offsets, micros // 1000, stamped, key_column, errors, controls)
+    with LogInput(name, path=path).open() as view:  # for the few frames decoded here
+        counts = _expected_counts(view, table, name, errors)
+        if int(counts.sum()) != sum(len(o) for o in offsets):
+            return None
+        controls = _controls(view, table, name)
+    stamp = pa.chunked_array(stamps, pa.int64()).combine_chunks()
+    return _Rows(
+        counts,
+        np.concatenate([np.zeros(0, np.int64), *offsets]),
+        stamp.fill_null(0).to_numpy() // 1000,
+        ~np.asarray(stamp.is_null(), bool),
+        pa.chunked_array(key_parts, pa.binary()).combine_chunks() if keys else None,
+        errors,
+        controls,
+    )
 
 
 def _reference_rows(view: memoryview, walk: _Walk, name: str, keys: bool) -> _Rows:
@@ -361,9 +368,14 @@ def scan_log(
         progress.begin_file(scanned.size)
     name = str(path)
     keys = placement is not None
+    # One map at a time: the walk's map is closed (its pages with it) before the fast path
+    # maps the file again and gives back what it has decoded.
     with LogInput(name, path=path).open() as view:
         walk = _walk(view, name)
-        rows = _fast_rows(path, view, walk, keys) or _reference_rows(view, walk, name, keys)
+    rows = _fast_rows(path, walk, keys)
+    if rows is None:
+        with LogInput(name, path=path).open() as view:
+            rows = _reference_rows(view, walk, name, keys)
     scanned.end = walk.end
     scanned.batches = _infos(walk)
     already = len(report.problems)
