@@ -37,7 +37,7 @@ import struct
 from dataclasses import dataclass
 from io import BytesIO
 
-from kaitaistruct import KaitaiStream, KaitaiStructError
+from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationExprError
 
 from ...generated.kaitai.control_record_key import ControlRecordKey
 from ...generated.kaitai.end_txn_marker import EndTxnMarker
@@ -205,7 +205,7 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
     try:
         parsed = RecordList(batch.records_count, stream).records
     except _PARSE_ERRORS as exc:
-        raise CorruptBatchError(messages.malformed_records(_describe(exc))) from None
+        raise CorruptBatchError(messages.malformed_records(_record_detail(exc))) from None
     leftover = len(payload) - stream.pos()
     if leftover:
         raise CorruptBatchError(messages.leftover_bytes(leftover, batch.records_count))
@@ -293,7 +293,8 @@ def _parse_legacy(data) -> LegacyMessage:
     try:
         return LegacyMessage(KaitaiStream(BytesIO(data)))
     except _PARSE_ERRORS as exc:
-        raise CorruptBatchError(messages.malformed_message(_describe(exc))) from None
+        detail = messages.MESSAGE_FIELD_PAST_END if isinstance(exc, EOFError) else _describe(exc)
+        raise CorruptBatchError(messages.malformed_message(detail)) from None
 
 
 def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
@@ -371,6 +372,20 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
 def count_cannot_fit(count: int, size: int) -> CorruptBatchError:
     """The error for a v2 batch whose record count exceeds ``max_record_count(size)``."""
     return CorruptBatchError(messages.count_cannot_fit(count, size))
+
+
+def _record_detail(exc: BaseException) -> str:
+    """The kernel's words for what the Kaitai parser of v2 records met (one wording a cause)."""
+    if isinstance(exc, EOFError):
+        return messages.FIELD_PAST_END
+    if isinstance(exc, UnicodeDecodeError):
+        return messages.NOT_UTF8
+    if isinstance(exc, ValidationExprError):
+        # varint.ksy checks a byte (an int: its 10th with a continuation bit); record.ksy
+        # checks parsed varints (lengths and counts >= 0).
+        too_long = isinstance(exc.actual, int)
+        return messages.VARINT_TOO_LONG if too_long else messages.NEGATIVE_LENGTH
+    return _describe(exc)
 
 
 def _describe(exc: BaseException) -> str:

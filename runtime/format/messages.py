@@ -86,6 +86,15 @@ def negative_count(count: int) -> str:
 # --- records (the reference decoder and the kernel's error codes) ---------------------------
 
 
+#: What the record decoders (the Kaitai parsers and the kernel's) found wrong in v2 records.
+FIELD_PAST_END = "a field runs past the end of its record or of the records"
+VARINT_TOO_LONG = "a varint longer than 10 bytes"
+NEGATIVE_LENGTH = "a negative record length, header count or header key length"
+NOT_UTF8 = "a header key that is not UTF-8"
+#: ... and in a v0/v1 message.
+MESSAGE_FIELD_PAST_END = "a field runs past its end"
+
+
 def malformed_records(detail: str, at: int | None = None) -> str:
     """v2 records the decoder cannot read; ``at`` the byte of the records where it stopped."""
     return f"malformed records: {detail}" + ("" if at is None else f" (byte {at})")

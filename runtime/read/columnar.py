@@ -33,8 +33,8 @@ Differences from the reference, by design: batches break at chunk boundaries (ea
 ``batch_rows`` rows; the reference fills each to exactly ``batch_rows``), and where the
 reference fails with a non-Kafka exception (an offset or timestamp outside the int64 range of
 the Arrow column, a magic 0 message inside a magic 1 CreateTime wrapper) this raises, or
-reports, a CorruptBatchError. Parse errors have the reference's class and location; their
-wording differs.
+reports, a CorruptBatchError. Parse errors have the reference's class, location and wording
+(``format/messages``).
 """
 
 from __future__ import annotations
@@ -946,10 +946,10 @@ def _repeat(value, kind, n: int) -> pa.Array:
 
 
 _MALFORMED = {
-    fs.E_EOF: "a field runs past the end of its record or of the records",
-    fs.E_VARINT_TOO_LONG: "a varint longer than 10 bytes",
-    fs.E_NEGATIVE_LENGTH: "a negative record length, header count or header key length",
-    fs.E_UTF8: "a header key that is not UTF-8",
+    fs.E_EOF: messages.FIELD_PAST_END,
+    fs.E_VARINT_TOO_LONG: messages.VARINT_TOO_LONG,
+    fs.E_NEGATIVE_LENGTH: messages.NEGATIVE_LENGTH,
+    fs.E_UTF8: messages.NOT_UTF8,
 }
 
 
@@ -960,7 +960,7 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
     at = int(sec[fs.S_ERR_POS])
     arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
     if status in _MALFORMED:
-        return CorruptBatchError(messages.malformed_records(_MALFORMED[status], at))
+        return CorruptBatchError(messages.malformed_records(_MALFORMED[status]))
     if status == fs.E_RECORD_SIZE:
         return CorruptBatchError(messages.record_size(arg, arg2))
     if status == fs.E_LEFTOVER:
@@ -974,7 +974,7 @@ def _kernel_error(sec: np.ndarray) -> KafkaFormatError:
             return messages.crc_mismatch(arg2, arg, f"crc32 of inner message {inner}")
         return messages.crc_mismatch(arg2, arg, "crc32")
     if status == fs.E_MESSAGE_EOF:
-        return CorruptBatchError(messages.malformed_message("a field runs past its end", at))
+        return CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
     if status == fs.E_INNER_MAGIC:
         return CorruptBatchError(messages.inner_magic(arg))
     if status == fs.E_INNER_NESTED:
