@@ -32,6 +32,7 @@ length is checked against the bytes that exist before anything is read or alloca
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -138,9 +139,14 @@ def judge(
     if audit and magic not in (0, 1, 2):
         return _damage(view, pos, limit, base_offset, messages.invalid_magic(magic))
     if length > remaining - LOG_OVERHEAD:
-        later = resync(view, pos + 1, limit, to_the_end=True) if audit else None
+        # The inner messages of a v0/v1 wrapper cut short lie verbatim in a snappy or LZ4
+        # literal, CRCs and all: in a wrapper, plain messages alone prove nothing.
+        wrapper = magic < 2 and view[pos + 17] & 0x07 != 0
+        later = resync(view, pos + 1, limit, to_the_end=True, wrapper=wrapper) if audit else None
         if later is None:
             return TruncatedTail(file, pos, remaining)
+        if wrapper:  # resume after the wrapper itself, not at its first inner message
+            later = _wrapper_end(view, pos, later, limit)
         cause = messages.length_past_end(length, remaining, later)
         return Damage(pos, base_offset, cause, later, (length, remaining))
     return Frame(pos, base_offset, magic, view[pos : pos + LOG_OVERHEAD + length])
@@ -159,6 +165,24 @@ def end_of_walk(
     return verdict, None
 
 
+def _wrapper_end(view: memoryview, pos: int, later: int, limit: int) -> int:
+    """Of the whole batches that follow a v0/v1 wrapper with a broken length, the first where
+    the wrapper's own CRC-32 holds (only its length lied), else ``later``. Candidates are
+    taken in order and the CRC extended from one to the next: linear in the bytes."""
+    stored = _U32.unpack_from(view, pos + 12)[0]
+    crc, done, candidate = 0, pos + LEGACY_CRC_START, later
+    for _ in range(64):
+        crc = zlib.crc32(view[done:candidate], crc)
+        done = candidate
+        if crc == stored:
+            return candidate
+        following = resync(view, candidate + 1, limit, to_the_end=True, wrapper=True)
+        if following is None:
+            break
+        candidate = following
+    return later
+
+
 def _damage(view, pos: int, limit: int, base_offset: int, cause: str) -> Damage:
     return Damage(pos, base_offset, cause, resync(view, pos + 1, limit, window=RESYNC_WINDOW))
 
@@ -168,13 +192,21 @@ def _signed(byte: int) -> int:
 
 
 def resync(
-    view, start: int, limit: int, *, window: int | None = None, to_the_end: bool = False
+    view,
+    start: int,
+    limit: int,
+    *,
+    window: int | None = None,
+    to_the_end: bool = False,
+    wrapper: bool = False,
 ) -> int | None:
     """The first position at or after ``start`` where a whole batch starts: a plausible header
     (length in range and within ``limit``, magic 0/1/2, for v2 a full header and a known
     codec) whose CRC holds. With ``to_the_end``, the batches from there on must also follow
     each other, CRCs holding, to the end of the data: the inner messages of a v0/v1 wrapper
-    lie verbatim in a snappy or LZ4 literal with their CRCs, but never lead to the end.
+    lie verbatim in a snappy or LZ4 literal with their CRCs, but seldom lead to the end;
+    with ``wrapper`` (the search starts inside a compressed v0/v1 wrapper) such a chain must
+    hold a batch that cannot be an inner message (v2, or compressed).
     Candidates starting more than ``window`` bytes after ``start`` are not looked at.
 
     Linear in the bytes searched: headers are filtered in numpy a chunk at a time, and the
@@ -192,7 +224,9 @@ def resync(
     while lo < stop:
         hi = min(stop, lo + _SEARCH_CHUNK)
         for p in _candidates(data, lo, hi, limit):
-            if _whole(view, p, budget) and (not to_the_end or _chain_ends(view, p, limit, budget)):
+            if _whole(view, p, budget) and (
+                not to_the_end or _chain_ends(view, p, limit, budget, wrapper)
+            ):
                 return p
             if budget[0] < 0:
                 return None
@@ -207,16 +241,20 @@ def _whole(view: memoryview, pos: int, budget: list[int]) -> bool:
     return budget[0] >= 0 and _crc_holds(view, pos, size)
 
 
-def _chain_ends(view: memoryview, pos: int, limit: int, budget: list[int]) -> bool:
-    """Whether whole batches follow each other from the one at ``pos`` to Kafka's end."""
-    pos += LOG_OVERHEAD + _HEADER.unpack_from(view, pos)[1]
-    while limit - pos > HEADER_SIZE_UP_TO_MAGIC:
+def _chain_ends(view: memoryview, pos: int, limit: int, budget: list[int], wrapper: bool) -> bool:
+    """Whether whole batches follow each other from the one at ``pos`` to Kafka's end (and,
+    with ``wrapper``, one of them is no plain v0/v1 message)."""
+    outer = not wrapper
+    while True:
+        length = _HEADER.unpack_from(view, pos)[1]
+        outer = outer or view[pos + MAGIC_OFFSET] == 2 or view[pos + 17] & 0x07 != 0
+        pos += LOG_OVERHEAD + length
+        if limit - pos <= HEADER_SIZE_UP_TO_MAGIC:
+            return outer
         length = _HEADER.unpack_from(view, pos)[1]
         fits = MIN_FRAME_LENGTH <= length <= limit - pos - LOG_OVERHEAD
         if not fits or view[pos + MAGIC_OFFSET] > 2 or not _whole(view, pos, budget):
             return False
-        pos += LOG_OVERHEAD + length
-    return True
 
 
 def _candidates(data: np.ndarray, lo: int, hi: int, limit: int) -> list[int]:

@@ -10,6 +10,7 @@ header fields, decompression, the records as a whole) is the first byte of the f
 from __future__ import annotations
 
 from ..errors import CrcMismatchError, located
+from .sizes import LEGACY_RECORD_OVERHEAD
 
 __all__ = [
     "count_cannot_fit",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 #: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.
-MIN_RECORD_OVERHEAD = 14
+MIN_RECORD_OVERHEAD = LEGACY_RECORD_OVERHEAD[0]
 
 # --- framing (format/framing.py) ------------------------------------------------------------
 

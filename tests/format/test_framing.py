@@ -10,7 +10,6 @@ import struct
 import time
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -20,6 +19,7 @@ import kafka_format as kf
 from kafka_format.runtime.format import framing
 from kafka_format.runtime.kernels import fastscan as fs
 from kafka_format.runtime.model import TruncatedTail
+from kafka_format.schemas.legacy_message import build_legacy_message
 
 
 def _v2(base_offset: int, n: int, codec: int = 0) -> bytes:
@@ -160,13 +160,40 @@ def test_a_length_past_the_end_before_whole_batches_is_broken():
     assert f"yet a whole batch starts at position {len(a)}" in verdict[2]
 
 
+def _literal_snappy(data: bytes) -> bytes:
+    """Raw snappy of one literal (valid snappy, as a compressor emits for incompressible
+    bytes): the inner messages lie in it verbatim, CRCs and all."""
+    assert len(data) <= 1 << 16
+    n, size = len(data), bytearray()
+    while n >= 0x80:
+        size.append(n & 0x7F | 0x80)
+        n >>= 7
+    size.append(n)
+    return bytes(size) + bytes([61 << 2]) + struct.pack("<H", len(data) - 1) + data
+
+
 def test_inner_messages_of_a_truncated_wrapper_do_not_make_the_length_broken():
-    """A v1 wrapper's inner messages keep their CRCs inside a snappy literal: a copy cut short
-    holds CRC-valid messages, yet it is a truncated tail (they lead nowhere)."""
-    pytest.importorskip("snappy")
-    wrapper = _legacy(1, 2, codec=2)
-    _frames, verdict = python_walk(wrapper + wrapper[:-1])
-    assert verdict == ("tail", len(wrapper), len(wrapper) - 1)
+    """A v1 wrapper's inner messages keep their CRCs inside a snappy literal: a copy of it cut
+    short anywhere, at an inner message's end too, holds whole CRC-valid messages leading to
+    the end, yet it is a truncated tail (plain messages in a wrapper prove nothing)."""
+    builder = LegacyRecordBatchBuilder(1, 0, 1 << 30)
+    for i in range(4):
+        builder.append(i, 1_700_000_000_000, b"key-%d" % i, b"value %d" % i)
+    inner = bytes(builder.build())
+    wrapper = build_legacy_message(
+        offset=3, value=_literal_snappy(inner), magic=1, codec=2, timestamp=1_700_000_000_000
+    )
+    assert [r.offset for r in kf.iter_records(wrapper)] == [0, 1, 2, 3]
+    at = wrapper.index(inner)
+    ends = [at + p + s for p, s in python_walk(inner)[0]]
+    for cut in range(18, len(wrapper)):
+        _, verdict = python_walk(wrapper + wrapper[:cut])
+        assert verdict == ("tail", len(wrapper), cut), (cut, cut in ends)
+    # The same messages after a wrapper whose length lies are whole batches: a broken length.
+    lying = bytearray(wrapper)
+    struct.pack_into(">i", lying, 8, 1 << 20)
+    _, verdict = python_walk(bytes(lying) + _v2(4, 2))
+    assert verdict[:2] == ("damage", 0) and verdict[3] == len(wrapper)
 
 
 def test_pure_garbage_is_damage():
