@@ -15,6 +15,7 @@ import contextlib
 import io
 import re
 import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from crc32c import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_format as kf
 from kafka_format.runtime.cli import main
@@ -289,12 +291,22 @@ def test_damage_carries_where_reading_could_resume(tmp_path):
 
 @st.composite
 def _rewritten_records(draw) -> bytes:
-    """A batch whose record bytes were overwritten and whose CRC was computed again (a writer's
-    bug, not the disk's): the record decoders have the verdict."""
-    data = bytearray(_batch(0, draw(st.integers(1, 5))))
+    """A batch (or a v0/v1 message) whose record bytes were overwritten and whose CRC was
+    computed again (a writer's bug, not the disk's): the record decoders have the verdict."""
+    magic = draw(st.sampled_from([2, 2, 1, 0]))
+    if magic == 2:
+        data = bytearray(_batch(0, draw(st.integers(1, 5))))
+        start = 61
+    else:
+        builder = LegacyRecordBatchBuilder(magic, 0, 1 << 30)
+        builder.append(0, T0 if magic else None, b"key", b"value 0")
+        data, start = bytearray(builder.build()), 17
     for _ in range(draw(st.integers(1, 3))):
-        data[draw(st.integers(61, len(data) - 1))] = draw(st.integers(0, 255))
-    struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
+        data[draw(st.integers(start, len(data) - 1))] = draw(st.integers(0, 255))
+    if magic == 2:
+        struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
+    else:
+        struct.pack_into(">I", data, 12, zlib.crc32(bytes(data[16:])))
     return bytes(data)
 
 
@@ -312,4 +324,7 @@ def test_record_decoders_name_the_same_cause(data):
         return None
 
     reference = verdict(lambda d: list(kf.iter_batches(d)))
-    assert verdict(read_table) == reference
+    fast = verdict(read_table)
+    if fast is not None and "microsecond" in fast.cause:
+        return  # by design: Arrow's timestamp column cannot hold it, the reference's ints can
+    assert fast == reference

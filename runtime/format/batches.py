@@ -314,7 +314,7 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
         )
         return [record]
     if value is None:
-        raise CorruptBatchError("compressed wrapper message with a null value")
+        raise CorruptBatchError(messages.WRAPPER_NULL_VALUE)
     inner_bytes = decompress(
         batch.codec, value, magic=batch.magic, max_bytes=options.max_decompressed_bytes
     )

@@ -94,16 +94,17 @@ NEGATIVE_LENGTH = "a negative record length, header count or header key length"
 NOT_UTF8 = "a header key that is not UTF-8"
 #: ... and in a v0/v1 message.
 MESSAGE_FIELD_PAST_END = "a field runs past its end"
+WRAPPER_NULL_VALUE = "compressed wrapper message with a null value"
 
 
-def malformed_records(detail: str, at: int | None = None) -> str:
-    """v2 records the decoder cannot read; ``at`` the byte of the records where it stopped."""
-    return f"malformed records: {detail}" + ("" if at is None else f" (byte {at})")
+def malformed_records(detail: str) -> str:
+    """v2 records a decoder cannot read (``detail``: one of the texts above), at the batch."""
+    return f"malformed records: {detail}"
 
 
-def malformed_message(detail: str, at: int | None = None) -> str:
+def malformed_message(detail: str) -> str:
     """A v0/v1 message whose fields do not fit it."""
-    return f"malformed message: {detail}" + ("" if at is None else f" (byte {at})")
+    return f"malformed message: {detail}"
 
 
 def record_size(offset_delta: int, unread: int) -> str:

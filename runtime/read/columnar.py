@@ -790,16 +790,16 @@ def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryvie
     p += 4
     if key_len >= 0:
         if key_len > end - p:
-            raise CorruptBatchError("malformed message: the key runs past the message's end")
+            raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
         p += key_len
     if end - p < 4:
-        raise CorruptBatchError("malformed message: no room for the value length")
+        raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
     (value_len,) = _I32.unpack_from(view, p)
     p += 4
     if value_len < 0:
-        raise CorruptBatchError("compressed wrapper message with a null value")
+        raise CorruptBatchError(messages.WRAPPER_NULL_VALUE)
     if value_len > end - p:
-        raise CorruptBatchError("malformed message: the value runs past the message's end")
+        raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
     return view[p : p + value_len]
 
 
