@@ -6,6 +6,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --no-spark      # without the Spark comparison (bench/spark.py)
     .venv/bin/python bench/run.py --quick --out /tmp/r.md   # seconds; a smoke run
     .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
+    .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
 process run. Peak memory and first-call compile time are measured in fresh subprocesses.
@@ -140,6 +141,51 @@ def bench_cases(records: int, repeat: int, peer_repeat: int, log) -> list[tuple]
             + (f", bare decompression {bare.seconds:.4f} s" if bare else "")
         )
     return rows
+
+
+def verify_case(size: int, repeat: int, log) -> dict:
+    """``verify`` against ``read_table`` on the same generated v2 lz4 log of about ``size``
+    bytes (1000 records a batch): verify reads every record on the fast path and checks it."""
+    import kafka_format as kf
+    from kafka_format.runtime.analysis.verify import verify_paths
+
+    per_record = len(inputs.record_set(2, 3, 1000).data) / 1000
+    rs = inputs.record_set(2, 3, max(1000, int(size / per_record)))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "orders-0" / "00000000000000000000.log"
+        path.parent.mkdir()
+        path.write_bytes(rs.data)
+        report = verify_paths([path])  # warm (kernels, page cache) and check it is clean
+        if not report.ok:
+            log(f"  verify found errors on the generated log: {report.errors[:3]}")
+        rows, read_s = best_of(lambda: kf.read_table(str(path)).num_rows, repeat)
+        _, verify_s = best_of(lambda: len(verify_paths([path]).errors), repeat)
+    result = {"bytes": len(rs.data), "records": rows, "read_s": read_s, "verify_s": verify_s}
+    log(
+        f"  verify {verify_s:.3f} s, read_table {read_s:.3f} s on {len(rs.data) / 2**20:.0f} MiB "
+        f"({verify_s / read_s:.2f}×)"
+    )
+    return result
+
+
+def render_verify(result: dict | None) -> list[str]:
+    lines = [
+        "`verify` against `read_table` on the same generated v2 lz4 log (1000 records a batch, "
+        "one file): verify checks every CRC, every record's offset against its batch and the "
+        "one before, gaps and timestamps, taking the records through the fast path. "
+        "Target: verify within 2× of read_table.",
+        "",
+    ]
+    if result is None:
+        return [*lines, "- not measured"]
+    return [
+        *lines,
+        "| log | records | read_table s | verify s | verify / read_table |",
+        "|---|---:|---:|---:|---:|",
+        f"| {result['bytes'] / 2**20:.0f} MiB lz4 | {result['records']} | "
+        f"{result['read_s']:.3f} | {result['verify_s']:.3f} | "
+        f"{result['verify_s'] / result['read_s']:.2f}× |",
+    ]
 
 
 # Peak RSS is the kernel's high-water mark of this process's memory (VmHWM, in KiB), read
@@ -323,7 +369,9 @@ def splice_section(text: str, heading: str, section: str) -> str:
     return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
 
 
-def render(args, machine, rows, compile_result, memory, spark_rows, peers_note) -> str:
+def render(
+    args, machine, rows, compile_result, memory, spark_rows, peers_note, verified=None
+) -> str:
     lines = [
         "# Benchmarks (issue 6)",
         "",
@@ -405,6 +453,7 @@ def render(args, machine, rows, compile_result, memory, spark_rows, peers_note) 
             f"records/s, from a cold start): peak RSS {memory['peak_mib']:.0f} MiB "
             f"({memory['after_import_mib']:.0f} MiB after imports); target < 512 MiB"
         )
+    lines += ["", *render_verify(verified)]
     lines += ["", *render_spark(spark_rows)]
     return "\n".join(lines) + "\n"
 
@@ -492,6 +541,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=["dump-jsonl"],
         help="run this case alone and replace its section of --out",
     )
+    parser.add_argument(
+        "--only-verify", action="store_true", help="only time verify against read_table"
+    )
     args = parser.parse_args(argv)
     args.records = args.records or (2000 if args.quick else 500_000)
     args.repeat = args.repeat or (1 if args.quick else 5)
@@ -512,6 +564,11 @@ def main(argv: list[str] | None = None) -> int:
             old = args.out.read_text() if args.out.exists() else ""
             args.out.write_text(splice_section(old, DUMP_JSONL_HEADING, section))
             log(f"written to {args.out}")
+        return 0
+    log("verify against read_table")
+    verified = verify_case(2 << 20 if args.quick else 64 << 20, args.repeat, log)
+    if args.only_verify:
+        print("\n".join(render_verify(verified)))
         return 0
     peers_note = (
         "aiokafka's Cython reader."
@@ -536,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # the rest of the table still stands; the exit status says
             log(f"spark: failed: {type(exc).__name__}: {exc}")
             spark_rows = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-    text = render(args, machine, rows, compile_result, memory, spark_rows, peers_note)
+    text = render(args, machine, rows, compile_result, memory, spark_rows, peers_note, verified)
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
     print(text)
     if args.out:

@@ -42,15 +42,21 @@ class KafkaFormatError(Exception):
         return self
 
     def __str__(self) -> str:
-        where = []
-        if self.file is not None:
-            where.append(str(self.file))
-        if self.position is not None:
-            where.append(f"@{self.position}")
-        if self.base_offset is not None:
-            where.append(f"(base offset {self.base_offset})")
-        prefix = " ".join(where)
-        return f"{prefix}: {self.reason}" if prefix else self.reason
+        return located(self.file, self.position, self.base_offset, self.reason)
+
+
+def located(file: object, position: int | None, base_offset: int | None, cause: str) -> str:
+    """The one way a finding is written: ``file @position (base offset N): cause``, leaving
+    out what is not known (``format.messages`` re-exports it for every consumer)."""
+    where = []
+    if file is not None:
+        where.append(str(file))
+    if position is not None:
+        where.append(f"@{position}")
+    if base_offset is not None:
+        where.append(f"(base offset {base_offset})")
+    prefix = " ".join(where)
+    return f"{prefix}: {cause}" if prefix else cause
 
 
 class CorruptBatchError(KafkaFormatError):
@@ -79,7 +85,14 @@ class UnsupportedCodecError(CorruptBatchError):
 
 
 class FramingError(KafkaFormatError):
-    """The frame itself (offset, length, magic) is unusable: reading cannot go on past it."""
+    """The frame itself (offset, length, magic) is unusable: reading cannot go on past it.
+
+    ``resume`` is where the next batch whose CRC holds starts (``framing.resync``), when one
+    was found near enough: where a salvaging reader could go on."""
+
+    def __init__(self, reason: str, *, resume: int | None = None, **where) -> None:
+        self.resume = resume
+        super().__init__(reason, **where)
 
 
 class IndexFileError(KafkaFormatError):

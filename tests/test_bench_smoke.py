@@ -57,6 +57,8 @@ def test_quick_bench_writes_its_table(tmp_path):
     assert "| v2 zstd |" in text.split("bare decompression s")[1]
     assert "peak RSS" in text
     assert "not measured: skipped (`--no-spark`)" in text
+    assert "| log | records | read_table s | verify s | verify / read_table |" in text
+    assert "verify found errors" not in done.stderr  # the generated log is clean
     assert "read 0 records" not in done.stderr
     assert "expected" not in done.stderr  # every reader read every record it was given
 

@@ -40,6 +40,7 @@ from ...generated.kaitai_debug.record_batch import RecordBatch
 from ...generated.kaitai_debug.record_list import RecordList
 from ...generated.kaitai_debug.varint import Varint
 from ..errors import CorruptBatchError, FramingError, KafkaFormatError
+from ..format import messages
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
 from ..format.crc import FrameCrc, frame_crc
 from ..format.framing import iter_frames
@@ -450,14 +451,10 @@ def _annotate_crc(view: BatchView, index: dict[str, Field]) -> None:
     )
     if not crc.valid:
         node.problem = True
-        view.problems.append(
-            CorruptBatchError(
-                f"stored {crc.algorithm} 0x{crc.stored:08x}, computed 0x{crc.computed:08x}",
-                file=view.file,
-                position=view.position,
-                base_offset=view.base_offset,
-            )
-        )
+        # The batch's first verdict, as the readers give it: the CRC before what it covers.
+        where = {"file": view.file, "position": view.position, "base_offset": view.base_offset}
+        mismatch = messages.crc_mismatch(crc.stored, crc.computed, crc.algorithm, **where)
+        view.problems.insert(0, mismatch)
 
 
 def _annotate_records(records: RecordList, index: dict[str, Field], prefix: str, base: int) -> None:
@@ -544,7 +541,7 @@ def _decompressed_legacy(
     fields: list[Field] = []
     tails: list[TruncatedTail] = []
     try:
-        for i, inner in enumerate(iter_frames(data, tails=tails)):
+        for i, inner in enumerate(iter_frames(data, tails=tails, audit=False)):
             message = LegacyMessage(KaitaiStream(BytesIO(bytes(inner.data))))
             error = _parse(message)
             name = f"messages[{i}]"

@@ -22,7 +22,7 @@ from ..files.names import parse_partition_dir_name
 from ..log.partition import Partition
 from ..model import Batch
 from ..read.sources import partition_dirs
-from ..write.partitioner import murmur2, to_positive
+from ..write.partitioner import murmur2, murmur2_array, to_positive
 from .report import PLACEMENT_KIND, FileReport, Severity, VerifyReport
 
 #: Misplaced records listed per partition; the rest are only counted.
@@ -137,6 +137,39 @@ class PartitionPlacement:
                         "position": batch.position,
                     }
                 )
+
+    def check_rows(self, keys, offsets, positions, file: str) -> None:
+        """:meth:`check` for many records at once: an Arrow array of keys, their offsets and
+        the positions of their batches (numpy), as ``verify``'s fast path has them."""
+        import numpy as np
+
+        hashes = murmur2_array(keys)
+        keyed = ~np.asarray(hashes.is_null(), bool)
+        self.keyed += int(keyed.sum())
+        self.unkeyed += int((~keyed).sum())
+        positive = hashes.fill_null(0).to_numpy().astype(np.int64) & 0x7FFFFFFF
+        expected = positive % self.count
+        wrong = np.flatnonzero(keyed & (expected != self.partition))
+        if not len(wrong):
+            return
+        self.misplaced += len(wrong)
+        for part, n in zip(*np.unique(expected[wrong], return_counts=True), strict=True):
+            self.hashed_to[int(part)] = self.hashed_to.get(int(part), 0) + int(n)
+        self.earlier_counts = {
+            c for c in self.earlier_counts if bool(np.all(positive[wrong] % c == self.partition))
+        }
+        for k in wrong[: max(0, MAX_PLACEMENT_EXAMPLES - len(self.examples))].tolist():
+            key = keys[k].as_py()
+            self.examples.append(
+                {
+                    "offset": int(offsets[k]),
+                    "key": base64.b64encode(key).decode("ascii"),
+                    "keyText": show_key(key),
+                    "expected": int(expected[k]),
+                    "file": file,
+                    "position": int(positions[k]),
+                }
+            )
 
     def finish(self) -> None:
         """Record the counts, and a finding when records are misplaced."""

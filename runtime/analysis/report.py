@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..errors import KafkaFormatError
+from ..format.messages import located
 
 #: The kind of the per-partition entries the partitioner check adds to a report.
 PLACEMENT_KIND = "partitioner"
@@ -40,10 +41,14 @@ class Problem:
     check: str
     message: str
     details: tuple[Any, ...] = ()
+    #: The batch's base offset, for damage found in a batch (as errors name it).
+    base_offset: int | None = None
 
     def line(self) -> str:
-        where = self.file if self.position is None else f"{self.file} @{self.position}"
-        return f"{self.severity}: {where}: {self.message}"
+        """``severity: file @position (base offset N): message``, as every tool writes it."""
+        return (
+            f"{self.severity}: {located(self.file, self.position, self.base_offset, self.message)}"
+        )
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -53,6 +58,8 @@ class Problem:
             "check": self.check,
             "message": self.message,
         }
+        if self.base_offset is not None:
+            out["base_offset"] = self.base_offset
         if self.details:
             out["details"] = list(self.details)
         return out
@@ -85,8 +92,9 @@ class FileReport:
         self.add("warning", check, message, position)
 
     def from_exception(self, check: str, exc: KafkaFormatError) -> None:
-        where = f"(base offset {exc.base_offset}) " if exc.base_offset is not None else ""
-        self.error(check, f"{where}{exc.reason}", exc.position)
+        self.problems.append(
+            Problem("error", self.file, exc.position, check, exc.reason, (), exc.base_offset)
+        )
 
 
 @dataclass(slots=True)

@@ -57,10 +57,11 @@ import pyarrow.compute as pc
 from crc32c import crc32c
 
 from ..errors import CorruptBatchError, FramingError, KafkaFormatError
+from ..format import messages
 from ..format.batches import ReadOptions, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from ..format.crc import BATCH_CRC_START, LEGACY_CRC_START
-from ..format.framing import Frame, iter_frames
+from ..format.framing import Frame, end_of_walk, iter_frames
 from ..format.sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
 from ..kernels import fastscan as fs
 from ..model import Record, Report, TruncatedTail
@@ -350,24 +351,18 @@ def _header_pass(
             parts.append(_measure(table[:n].copy(), view, name, opts, problems))
         if progress is not None:
             progress(name, nxt, limit)
-        if status == fs.SCAN_FRAMING_ERROR:
-            base_offset, length = _FRAME_HEAD.unpack_from(view, nxt)
-            exc = FramingError(
-                f"batch length {length} is less than the minimum record overhead (14)",
-                file=name,
-                position=nxt,
-                base_offset=base_offset,
-            )
+        if status == fs.SCAN_BUDGET:
+            pos = nxt
+            continue
+        tail, exc = end_of_walk(view, nxt, limit, name)  # what lies where the scan stopped
+        if exc is not None:
             if opts.strict:
                 raise exc
             problems[nxt] = Damage.of(exc, "framing")
             unreadable = limit - nxt
-            break
-        if status == fs.SCAN_END:
-            if nxt < limit:
-                tails.append(TruncatedTail(name, nxt, limit - nxt))
-            break
-        pos = nxt
+        elif tail is not None:
+            tails.append(tail)
+        break
     columns = {
         k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, _DTYPES[k])
         for k in _DTYPES
@@ -492,6 +487,9 @@ def _count_inner(inner: bytes) -> int:
         count += n
         if status == fs.SCAN_FRAMING_ERROR:
             length = _FRAME_HEAD.unpack_from(inner, nxt)[1]
+            if length >= 14:  # the scan stops at a magic above 2 too
+                (magic_byte,) = struct.unpack_from("b", inner, nxt + 16)
+                raise CorruptBatchError(messages.inner_magic(magic_byte))
             raise CorruptBatchError(
                 f"inner messages: batch length {length} is less than the minimum record "
                 f"overhead (14) (byte {nxt} of the decompressed value)"

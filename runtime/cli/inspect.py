@@ -17,7 +17,7 @@ from ..analysis.inspect import BatchView, inspect_frame, render_html, render_ter
 from ..errors import CorruptBatchError, KafkaFormatError
 from ..format import layout
 from ..format.codecs import DEFAULT_MAX_BYTES
-from ..format.framing import LOG_OVERHEAD, Frame, iter_frames
+from ..format.framing import LOG_OVERHEAD, Damage, Frame, iter_frames, judge
 from ..model import TruncatedTail
 from ..read.sources import resolve
 
@@ -96,9 +96,11 @@ def _frame_at(buf: memoryview, *, file: str, position: int) -> Frame:
         raise KafkaFormatError(
             f"no batch at position {position}: the file has {size} bytes", file=file
         )
-    tails: list[TruncatedTail] = []
-    for frame in iter_frames(buf, file=file, start=position, tails=tails):
-        return frame
+    verdict = judge(buf, position, size, file)  # the walker's verdict, as every reader's
+    if isinstance(verdict, Frame):
+        return verdict
+    if isinstance(verdict, Damage):
+        raise verdict.error(file)
     left = size - position
     claimed = ""
     if left >= LOG_OVERHEAD:

@@ -22,14 +22,16 @@ examples:
   kafka-format verify --partitioner /var/lib/kafka     # keyed records in the right partition?
   kafka-format verify --partitions orders=12 /backup/orders-3   # the topic has 12 partitions
 
-Errors: CRC mismatches, undecodable batches, index entries that do not match the log
-(kafka-dump-log's "Mismatches in" and time index errors), indexes failing the start-up sanity
-checks, .txnindex entries without ABORT markers and markers without entries, snapshots with
-bad CRCs, offsets that go backwards. Warnings: non-consecutive offsets (compaction), truncated
-tails, missing or untrimmed indexes, and with --partitioner keyed records sitting in another
-partition than their key hashes to (errors with --partitioner-strict). Exit status: 0 when
-there is no error (warnings allowed), 1 otherwise, 2 for bad arguments. Progress goes to
-stderr when it is a terminal and there are a few MB of log to read (not with --quiet).
+Errors: CRC mismatches, undecodable batches, framing damage (a length below 14, an invalid
+magic, a length running past the end of the file although whole batches follow), index
+entries that do not match the log (kafka-dump-log's "Mismatches in" and time index errors),
+indexes failing the start-up sanity checks, .txnindex entries without ABORT markers and
+markers without entries, snapshots with bad CRCs, offsets that go backwards. Warnings:
+non-consecutive offsets (compaction), truncated tails, missing or untrimmed indexes, and
+with --partitioner keyed records sitting in another partition than their key hashes to
+(errors with --partitioner-strict). Exit status: 0 when there is no error (warnings
+allowed), 1 otherwise, 2 for bad arguments. Progress goes to stderr when it is a terminal
+and there are a few MB of log to read (not with --quiet).
 """
 
 

@@ -38,7 +38,7 @@ import struct
 from dataclasses import dataclass
 from io import BytesIO
 
-from kaitaistruct import KaitaiStream, KaitaiStructError
+from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationExprError
 
 from ...generated.kaitai.control_record_key import ControlRecordKey
 from ...generated.kaitai.end_txn_marker import EndTxnMarker
@@ -46,7 +46,7 @@ from ...generated.kaitai.legacy_message import LegacyMessage
 from ...generated.kaitai.record_list import RecordList
 from ..errors import CorruptBatchError, CrcMismatchError, KafkaFormatError
 from ..model import Batch, ControlMarker, ControlType, Header, Record, increment_sequence
-from . import layout
+from . import layout, messages
 from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
 from .crc import crc32, crc32c
 from .framing import Frame, iter_frames
@@ -92,7 +92,7 @@ def read_header(frame: Frame, *, file: str | None = None) -> Batch:
         return _v2_header(frame, file)
     if magic in (0, 1):
         return _legacy_header(frame, file)
-    raise CorruptBatchError(f"invalid magic {magic}: only 0, 1 and 2 exist")
+    raise CorruptBatchError(messages.invalid_magic(magic))
 
 
 def read_batch(frame: Frame, options: ReadOptions, *, file: str | None = None) -> Batch:
@@ -104,7 +104,12 @@ def read_batch(frame: Frame, options: ReadOptions, *, file: str | None = None) -
         batch = read_header(frame, file=file)
         check_crc(batch, frame, options.verify_crc)
         if options.records:
-            batch.records = decode_records(batch, frame, options)
+            try:
+                batch.records = decode_records(batch, frame, options)
+            except KafkaFormatError:
+                if batch.crc_valid is False:  # "report": the first cause is the CRC
+                    raise _crc_error(batch) from None
+                raise
         return batch
     except KafkaFormatError as exc:
         exc.located(file=file, position=frame.position, base_offset=frame.base_offset)
@@ -122,7 +127,12 @@ def check_crc(batch: Batch, frame: Frame, verify: bool | str) -> None:
         batch.computed_crc = crc32(frame.data[layout.LEGACY_CRC_START :])
         algorithm = "crc32"
     if batch.computed_crc != batch.crc and verify != "report":
-        raise CrcMismatchError(batch.crc, batch.computed_crc, algorithm=algorithm)
+        raise messages.crc_mismatch(batch.crc, batch.computed_crc, algorithm)
+
+
+def _crc_error(batch: Batch) -> CrcMismatchError:
+    algorithm = "crc32c" if batch.magic == 2 else "crc32"
+    return messages.crc_mismatch(batch.crc, batch.computed_crc or 0, algorithm)
 
 
 def decode_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
@@ -185,7 +195,7 @@ def _v2_header(frame: Frame, file: str | None) -> Batch:
 
 def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
     if batch.records_count < 0:
-        raise CorruptBatchError(f"negative record count {batch.records_count}")
+        raise CorruptBatchError(messages.negative_count(batch.records_count))
     if batch.records_count == 0:
         # As DefaultRecordBatch.iterator: a batch of no records is not decompressed (an
         # empty payload is no valid gzip/lz4/... stream, yet Kafka reads it as empty).
@@ -203,13 +213,10 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
     try:
         parsed = RecordList(batch.records_count, stream).records
     except _PARSE_ERRORS as exc:
-        raise CorruptBatchError(f"malformed records: {_describe(exc)}") from None
+        raise CorruptBatchError(messages.malformed_records(_record_detail(exc))) from None
     leftover = len(payload) - stream.pos()
     if leftover:
-        raise CorruptBatchError(
-            f"{leftover} bytes after the last of {batch.records_count} records "
-            "(incorrect declared batch size)"
-        )
+        raise CorruptBatchError(messages.leftover_bytes(leftover, batch.records_count))
     log_append = batch.timestamp_type == 1
     records = []
     for raw in parsed:
@@ -217,10 +224,7 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
         if not body._io.is_eof():
             # DefaultRecord.readFrom: the fields must use exactly the record's length.
             unread = body._io.size() - body._io.pos()
-            raise CorruptBatchError(
-                f"record at offset delta {body.offset_delta.value} has {unread} bytes "
-                "beyond its fields (invalid record size)"
-            )
+            raise CorruptBatchError(messages.record_size(body.offset_delta.value, unread))
         offset_delta = body.offset_delta.value
         sequence = (
             increment_sequence(batch.base_sequence, offset_delta)
@@ -299,7 +303,8 @@ def _parse_legacy(data) -> LegacyMessage:
     try:
         return LegacyMessage(KaitaiStream(BytesIO(data)))
     except _PARSE_ERRORS as exc:
-        raise CorruptBatchError(f"malformed message: {_describe(exc)}") from None
+        detail = messages.MESSAGE_FIELD_PAST_END if isinstance(exc, EOFError) else _describe(exc)
+        raise CorruptBatchError(messages.malformed_message(detail)) from None
 
 
 def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record]:
@@ -319,31 +324,28 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
         )
         return [record]
     if value is None:
-        raise CorruptBatchError("compressed wrapper message with a null value")
+        raise CorruptBatchError(messages.WRAPPER_NULL_VALUE)
     inner_bytes = decompress(
         batch.codec, value, magic=batch.magic, max_bytes=options.max_decompressed_bytes
     )
     inner: list[tuple[LegacyMessage, int]] = []
     tails: list = []
-    for inner_frame in iter_frames(inner_bytes, tails=tails):
+    for inner_frame in iter_frames(inner_bytes, tails=tails, audit=False):
         if inner_frame.magic not in (0, 1):
-            raise CorruptBatchError(f"inner message with magic {inner_frame.magic}")
+            raise CorruptBatchError(messages.inner_magic(inner_frame.magic))
         msg_in = _parse_legacy(inner_frame.data)
         if msg_in.attributes.compression != 0:
-            raise CorruptBatchError(
-                f"compressed inner message at inner offset {msg_in.offset} "
-                "(nested compression is not allowed)"
-            )
+            raise CorruptBatchError(messages.inner_nested(msg_in.offset))
         computed = crc32(inner_frame.data[layout.LEGACY_CRC_START :])
         if options.verify_crc and computed != msg_in.crc:
-            raise CrcMismatchError(
-                msg_in.crc, computed, algorithm=f"crc32 of inner message {msg_in.offset}"
+            raise messages.crc_mismatch(
+                msg_in.crc, computed, f"crc32 of inner message {msg_in.offset}"
             )
         inner.append((msg_in, computed))
     if tails:
-        raise CorruptBatchError(f"{tails[0].size} trailing bytes after the inner messages")
+        raise CorruptBatchError(messages.inner_trailing(tails[0].size))
     if not inner:
-        raise CorruptBatchError("compressed wrapper message holds no inner messages")
+        raise CorruptBatchError(messages.inner_none())
     # v1 inner offsets are relative: the wrapper carries the last one's absolute offset.
     # Wrappers written with offset 0 (some librdkafka versions) give a negative base: keep
     # the relative offsets then, as kafka-python does.
@@ -379,7 +381,21 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
 
 def count_cannot_fit(count: int, size: int) -> CorruptBatchError:
     """The error for a v2 batch whose record count exceeds ``max_record_count(size)``."""
-    return CorruptBatchError(f"record count {count} cannot fit in {size} bytes of records")
+    return CorruptBatchError(messages.count_cannot_fit(count, size))
+
+
+def _record_detail(exc: BaseException) -> str:
+    """The kernel's words for what the Kaitai parser of v2 records met (one wording a cause)."""
+    if isinstance(exc, EOFError):
+        return messages.FIELD_PAST_END
+    if isinstance(exc, UnicodeDecodeError):
+        return messages.NOT_UTF8
+    if isinstance(exc, ValidationExprError):
+        # varint.ksy checks a byte (an int: its 10th with a continuation bit); record.ksy
+        # checks parsed varints (lengths and counts >= 0).
+        too_long = isinstance(exc.actual, int)
+        return messages.VARINT_TOO_LONG if too_long else messages.NEGATIVE_LENGTH
+    return _describe(exc)
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,6 +1,6 @@
 """Numba-compiled frame scanner behind the columnar fast path (``columnar.py``).
 
-:func:`scan_frames` walks the frames of a buffer as ``framing.iter_frames`` does and copies each
+:func:`scan_frames` walks the frames of a buffer as ``framing.judge`` does and copies each
 frame's header fields into a table, so that Python never touches a frame one by one in the
 common case; :func:`make_sections` turns the frames to decode into the sections of
 ``records.decode_sections``, the record decoders. Both are compiled once and cached on disk
@@ -172,8 +172,10 @@ F_CRC = 10  # the stored CRC
 F_HEADER_OK = 11  # 1 when the frame is long enough for its header fields to be read
 FRAME_COLUMNS = 12
 
-SCAN_END = 0  # no whole frame left: what remains (if anything) is a truncated tail
-SCAN_FRAMING_ERROR = 1  # a length below the minimum at the returned position
+# framing.judge's rules for a whole frame; where the scan stops short of the limit,
+# framing.end_of_walk says what lies there (a tail, a broken length, damage).
+SCAN_END = 0  # no whole frame at the returned position: the end, a tail or a broken length
+SCAN_FRAMING_ERROR = 1  # damage at the returned position: a length below 14 or a bad magic
 SCAN_BUDGET = 2  # stopped at a budget; more frames may follow
 
 _UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
@@ -211,14 +213,12 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
         if remaining <= _UP_TO_MAGIC:
             return n, pos, SCAN_END
         length = be32(buf, pos + 8)
-        if length < _MIN_FRAME_LENGTH:
+        magic = u8(buf + pos + 16)  # unsigned: a negative magic is above 2 here
+        if length < _MIN_FRAME_LENGTH or magic > 2:
             return n, pos, SCAN_FRAMING_ERROR
         if length > remaining - _LOG_OVERHEAD:
             return n, pos, SCAN_END
         size = _LOG_OVERHEAD + length
-        magic = u8(buf + pos + 16)
-        if magic >= 128:
-            magic -= 256
         count = np.int64(1)
         header_ok = 0
         attributes = np.int64(0)

@@ -34,8 +34,8 @@ Differences from the reference, by design: batches break at chunk boundaries (ea
 ``batch_rows`` rows; the reference fills each to exactly ``batch_rows``), and where the
 reference fails with a non-Kafka exception (an offset or timestamp outside the int64 range of
 the Arrow column, a magic 0 message inside a magic 1 CreateTime wrapper) this raises, or
-reports, a CorruptBatchError. Parse errors have the reference's class and location; their
-wording differs.
+reports, a CorruptBatchError. Parse errors have the reference's class, location and wording
+(``format/messages``).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from ..errors import (
 from ..format import layout
 from ..format.batches import ReadOptions, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES
-from ..format.framing import Frame, iter_stream_frames
+from ..format.framing import Frame, end_of_walk, iter_stream_frames
 from ..format.sizes import max_record_count
 from ..kernels import fastscan as fs
 from ..model import Batch, ControlType, Record, Report, TruncatedTail
@@ -345,12 +345,8 @@ def _buffer_chunks(log: LogInput, inp: _Input) -> Iterator[_Chunk | _FileEnd]:
         if n:
             frames = table[:n].copy()
             yield _Chunk(log.name, log.topic, log.partition, frames, 0, buf, view, nxt)
-        if status == fs.SCAN_FRAMING_ERROR:
-            yield _FileEnd(error=_framing_error(view, nxt, 0, log.name))
-            return
-        if status == fs.SCAN_END:
-            tail = TruncatedTail(log.name, nxt, limit - nxt) if nxt < limit else None
-            yield _FileEnd(tail=tail)
+        if status != fs.SCAN_BUDGET:  # framing.judge says what lies where the scan stopped
+            yield _FileEnd(*end_of_walk(view, nxt, limit, log.name))
             return
         pos = nxt
 
@@ -394,16 +390,6 @@ def _joined_chunk(log: LogInput, frames: list[Frame]) -> _Chunk:
         buf,
         memoryview(data),
         end,
-    )
-
-
-def _framing_error(view: memoryview, pos: int, shift: int, name: str) -> FramingError:
-    base_offset, length = _FRAME_HEAD.unpack_from(view, pos)
-    return FramingError(
-        f"batch length {length} is less than the minimum record overhead (14)",
-        file=name,
-        position=pos + shift,
-        base_offset=base_offset,
     )
 
 

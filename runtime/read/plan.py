@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 from crc32c import crc32c
 
-from ..errors import CorruptBatchError, CrcMismatchError, DecompressionError, KafkaFormatError
-from ..format import layout
+from ..errors import CorruptBatchError, DecompressionError, KafkaFormatError
+from ..format import layout, messages
 from ..format.batches import count_cannot_fit
 from ..format.codecs import decompress_buffer, resolve_codec
 from ..format.crc import BATCH_CRC_START
@@ -67,9 +67,9 @@ def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) 
         computed = crc32c(view[pos + BATCH_CRC_START : end])
         stored = struct.unpack_from(">I", view, pos + 17)[0]
         if computed != stored:
-            raise CrcMismatchError(stored, computed, algorithm="crc32c")
+            raise messages.crc_mismatch(stored, computed, "crc32c")
     if count < 0:
-        raise CorruptBatchError(f"negative record count {count}")
+        raise CorruptBatchError(messages.negative_count(count))
     attributes = struct.unpack_from(">h", view, pos + 21)[0]
     codec = attributes & _CODEC_MASK
     if count == 0:
@@ -186,7 +186,7 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
         # is three times slower than the kernels'.
         computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
         if computed != stored:
-            raise CrcMismatchError(stored, computed, algorithm="crc32")
+            raise messages.crc_mismatch(stored, computed, "crc32")
     value = wrapper_value(view, pos, end, magic)
     payload = decompress_buffer(
         attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
@@ -206,16 +206,16 @@ def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryvie
     p += 4
     if key_len >= 0:
         if key_len > end - p:
-            raise CorruptBatchError("malformed message: the key runs past the message's end")
+            raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
         p += key_len
     if end - p < 4:
-        raise CorruptBatchError("malformed message: no room for the value length")
+        raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
     (value_len,) = _I32.unpack_from(view, p)
     p += 4
     if value_len < 0:
-        raise CorruptBatchError("compressed wrapper message with a null value")
+        raise CorruptBatchError(messages.WRAPPER_NULL_VALUE)
     if value_len > end - p:
-        raise CorruptBatchError("malformed message: the value runs past the message's end")
+        raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
     return view[p : p + value_len]
 
 

@@ -8,6 +8,11 @@ Errors: ``errors="strict"`` (the default) raises the first :class:`KafkaFormatEr
 error in ``report`` and goes on with the next frame, which is possible whenever the damaged
 batch's frame (its length) is intact. Truncated tails are never errors; they are noted in
 ``report.truncated``, like kafka-dump-log's "Found N invalid bytes at the end".
+
+What lies at each position is ``format.framing.judge``'s verdict, the same for every reader:
+framing damage (a length below 14, an invalid magic, a length running past the end before
+whole batches) ends the file with a :class:`FramingError` whose ``resume`` names the next
+batch whose CRC holds, where a salvaging reader could go on.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
+from ..errors import CorruptBatchError, FramingError, KafkaFormatError
+from ..format import messages
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
 from ..kernels import snappy as kernel_snappy
@@ -152,64 +153,48 @@ class UnrepresentableError(CorruptBatchError):
 
 
 _MALFORMED = {
-    fs.E_EOF: "a field runs past the end of its record or of the records",
-    fs.E_VARINT_TOO_LONG: "a varint longer than 10 bytes",
-    fs.E_NEGATIVE_LENGTH: "a negative record length, header count or header key length",
-    fs.E_UTF8: "a header key that is not UTF-8",
+    fs.E_EOF: messages.FIELD_PAST_END,
+    fs.E_VARINT_TOO_LONG: messages.VARINT_TOO_LONG,
+    fs.E_NEGATIVE_LENGTH: messages.NEGATIVE_LENGTH,
+    fs.E_UTF8: messages.NOT_UTF8,
 }
 
 
 def kernel_error(sec: np.ndarray) -> KafkaFormatError:
-    """The exception the reference raises for what the kernel found (same class, same
-    location; the wording of parse errors differs)."""
+    """The exception the reference raises for what the kernel found: same class, same
+    location, same words (``format/messages``)."""
     status = int(sec[fs.S_STATUS])
     at = int(sec[fs.S_ERR_POS])
     arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
     if status in _MALFORMED:
-        return CorruptBatchError(f"malformed records: {_MALFORMED[status]} (byte {at})")
+        return CorruptBatchError(messages.malformed_records(_MALFORMED[status]))
     if status == fs.E_RECORD_SIZE:
-        return CorruptBatchError(
-            f"record at offset delta {arg} has {arg2} bytes beyond its fields (invalid record size)"
-        )
+        return CorruptBatchError(messages.record_size(arg, arg2))
     if status == fs.E_LEFTOVER:
-        return CorruptBatchError(
-            f"{arg2} bytes after the last of {int(sec[fs.S_COUNT])} records "
-            "(incorrect declared batch size)"
-        )
+        return CorruptBatchError(messages.leftover_bytes(arg2, int(sec[fs.S_COUNT])))
     if status == fs.E_OFFSET_RANGE:
-        return UnrepresentableError("a record offset outside the int64 range")
+        return UnrepresentableError(messages.offset_out_of_range())
     if status == fs.E_TIMESTAMP_RANGE:
-        return UnrepresentableError(
-            "a record timestamp outside the range of microsecond timestamps"
-        )
+        return UnrepresentableError(messages.timestamp_out_of_range())
     if status == fs.E_CRC:
         if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
-            return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
-        return CrcMismatchError(arg2, arg, algorithm="crc32")
+            return messages.crc_mismatch(arg2, arg, f"crc32 of inner message {inner}")
+        return messages.crc_mismatch(arg2, arg, "crc32")
     if status == fs.E_MESSAGE_EOF:
-        return CorruptBatchError(f"malformed message: a field runs past its end (byte {at})")
+        return CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
     if status == fs.E_INNER_MAGIC:
-        return CorruptBatchError(f"inner message with magic {arg}")
+        return CorruptBatchError(messages.inner_magic(arg))
     if status == fs.E_INNER_NESTED:
-        return CorruptBatchError(
-            f"compressed inner message at inner offset {inner} (nested compression is not allowed)"
-        )
+        return CorruptBatchError(messages.inner_nested(inner))
     if status == fs.E_INNER_TRAILING:
-        return CorruptBatchError(f"{arg2} trailing bytes after the inner messages")
+        return CorruptBatchError(messages.inner_trailing(arg2))
     if status == fs.E_INNER_NONE:
-        return CorruptBatchError("compressed wrapper message holds no inner messages")
+        return CorruptBatchError(messages.inner_none())
     if status == fs.E_INNER_FRAMING:
         # As the reference: located inside the decompressed messages, not in the file.
-        return FramingError(
-            f"batch length {arg} is less than the minimum record overhead (14)",
-            position=at,
-            base_offset=inner,
-        )
+        return FramingError(messages.inner_framing(arg), position=at, base_offset=inner)
     if status == fs.E_INNER_NO_TIMESTAMP:
         # Not UnrepresentableError: the reference cannot read it either (format/batches.py
         # fails on the missing field), while Kafka reads it as NO_TIMESTAMP.
-        return CorruptBatchError(
-            f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
-            "(CreateTime): it has no timestamp"
-        )
+        return CorruptBatchError(messages.inner_no_timestamp(inner))
     return CorruptBatchError(f"record decoder status {status}")

@@ -147,13 +147,18 @@ def test_flipped_crc_bytes(copy):
     assert not report.ok
     crc = errors_of(report, "crc")
     assert [(p.file, p.position) for p in crc] == [(str(log), b.position) for b in targets]
-    assert "crc32c" in crc[0].message and f"base offset {targets[0].base_offset}" in crc[0].message
+    assert "crc32c" in crc[0].message and crc[0].base_offset == targets[0].base_offset
+    # located as every tool locates damage: file @position (base offset N): cause
+    assert crc[0].line() == (
+        f"error: {log} @{targets[0].position} (base offset {targets[0].base_offset}): "
+        f"{crc[0].message}"
+    )
     # Every other batch of the segment was still read (skip mode, keep going).
     log_report = next(f for f in report.files if f.file == str(log))
     assert log_report.counts["batches"] == sum(1 for b in w.batches if b.segment == seg.base)
     proc = run_cli("verify", d)
     assert proc.returncode == 1
-    assert f"error: {log} @{targets[0].position}: " in proc.stdout
+    assert f"error: {log} @{targets[0].position} (base offset " in proc.stdout
     assert "2 errors" in proc.stdout.splitlines()[-1]
 
 
@@ -334,12 +339,13 @@ def test_truncated_tail_is_a_warning(copy):
     d, w = copy
     log = d / name(w.segments[-1].base, "log")
     with log.open("ab") as fh:
-        fh.write(b"\x00" * 8 + struct.pack(">i", 500) + b"partial")
+        # A plausible start of a batch (magic 2) cut short; garbage would be damage.
+        fh.write(b"\x00" * 8 + struct.pack(">i", 500) + b"\x00" * 4 + b"\x02partial")
     report = verify_paths([d])
     assert report.ok
     (tail,) = [p for p in report.warnings if p.check == "truncated-tail"]
     assert tail.file == str(log) and tail.position == len(w.segments[-1].data)
-    assert "19 invalid bytes" in tail.message
+    assert "24 invalid bytes" in tail.message
     assert run_cli("verify", d).returncode == 0
 
 

@@ -1,0 +1,568 @@
+"""``verify``'s reading of one ``.log``: every batch judged, every record checked, on the fast
+path.
+
+The frames come from the numba frame scan (``fastscan.scan_frames``, the walker's rules) into a
+header table, and the end of the walk from ``framing.end_of_walk`` (a truncated tail, or
+damage). The records come through the columnar fast path (``columnar.iter_arrow_batches``,
+``errors="skip"``): CRCs, decompression and record decoding in the kernels, with the reference
+reader's verdicts. Rows carry no batch position, so they are laid back onto the frames by
+count (a v2 data batch without damage yields ``records_count`` rows, a v0/v1 message one, a
+v0/v1 wrapper as many as it holds); when the counts do not add up, or an error cannot be laid
+on a frame, the records are taken from the reference decoder instead. The checks themselves
+(offsets inside their batch and increasing, gaps, timestamps, partitioner placement) are made
+on numpy arrays over all records at once, and reported batch by batch in file order.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CrcMismatchError, FramingError, KafkaFormatError
+from ..format import messages
+from ..format.batches import ReadOptions, read_batch
+from ..format.framing import Frame, end_of_walk, iter_frames
+from ..kernels import fastscan as fs
+from ..model import Report, TruncatedTail
+from ..progress import Progress
+from ..read.sources import LogInput
+from .placement import PartitionPlacement
+from .report import MAX_LISTED_GAPS, FileReport
+
+_INT32_MAX = (1 << 31) - 1
+_TABLE_ROWS = 65536
+_NO_BUDGET = 1 << 62
+_CONTROL_BIT = 0x20
+_CODEC_MASK = 0x07
+
+
+@dataclass(slots=True)
+class BatchInfo:
+    """What the index checks need to know of a batch, kept instead of its records."""
+
+    position: int
+    size: int
+    #: The first record's offset (for a compressed v0/v1 wrapper, not its stored offset).
+    base_offset: int
+    last_offset: int
+    #: Largest record timestamp (kafka-dump-log's "log timestamp"); the header's when the
+    #: records could not be decoded.
+    max_timestamp: int | None
+    producer_id: int
+    is_control: bool
+    control_type: int | None
+
+
+@dataclass(slots=True)
+class ScannedLog:
+    """A log read from end to end: its batches and where reading stopped."""
+
+    path: Path
+    size: int
+    batches: list[BatchInfo] = field(default_factory=list)
+    #: Where the last readable batch ends (the size, unless a tail or damage stopped us).
+    end: int = 0
+    has_gaps: bool = False
+    _positions: list[int] = field(default_factory=list, repr=False)
+    _last_offsets: list[int] = field(default_factory=list, repr=False)
+
+    def index(self) -> None:
+        self._positions = [b.position for b in self.batches]
+        self._last_offsets = [b.last_offset for b in self.batches]
+
+    def at_position(self, position: int) -> BatchInfo | None:
+        n = bisect_left(self._positions, position)
+        if n < len(self._positions) and self._positions[n] == position:
+            return self.batches[n]
+        return None
+
+    def containing_position(self, position: int) -> BatchInfo | None:
+        n = bisect_right(self._positions, position) - 1
+        if n >= 0 and position < self.batches[n].position + self.batches[n].size:
+            return self.batches[n]
+        return None
+
+    def first_ending_at_or_after(self, offset: int) -> BatchInfo | None:
+        """The batch a reader finds for ``offset`` (``searchForOffsetWithSize``)."""
+        n = bisect_left(self._last_offsets, offset)
+        return self.batches[n] if n < len(self.batches) else None
+
+
+# --- the walk: frames from their headers ------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Walk:
+    """Every frame's header fields (a ``fastscan`` frame table) and how the walk ended."""
+
+    table: np.ndarray
+    end: int
+    tail: TruncatedTail | None
+    damage: FramingError | None
+
+    @property
+    def readable(self) -> np.ndarray:
+        """Frames whose header fields could be read (the others are damage of their own)."""
+        return self.table[:, fs.F_HEADER_OK] == 1
+
+
+def _walk(view: memoryview, name: str) -> _Walk:
+    buf = np.frombuffer(view, np.uint8)
+    limit = len(buf)
+    table = np.empty((_TABLE_ROWS, fs.FRAME_COLUMNS), np.int64)
+    parts = []
+    pos = 0
+    while True:
+        n, pos, status = fs.scan_frames(buf, pos, limit, table, _NO_BUDGET, _NO_BUDGET, 1)
+        parts.append(table[:n].copy())
+        if status != fs.SCAN_BUDGET:
+            break
+    del buf  # the map closes only when no array holds it
+    tail, damage = end_of_walk(view, pos, limit, name)
+    return _Walk(np.concatenate(parts), pos, tail, damage)
+
+
+def _infos(walk: _Walk) -> list[BatchInfo]:
+    """The batches of the readable frames, from their headers alone."""
+    t = walk.table[walk.readable]
+    magic = t[:, fs.F_MAGIC]
+    v2 = magic == 2
+    control = v2 & ((t[:, fs.F_ATTR] & _CONTROL_BIT) != 0)
+    last = t[:, fs.F_BASE] + np.where(v2, t[:, fs.F_LAST_DELTA], 0)
+    stamp = np.where(v2, t[:, fs.F_MAX_TS], t[:, fs.F_BASE_TS])
+    return [
+        BatchInfo(p, s, b, la, None if m == 0 else ts, pid, c, None)
+        for p, s, b, la, m, ts, pid, c in zip(
+            t[:, fs.F_POS].tolist(),
+            t[:, fs.F_SIZE].tolist(),
+            t[:, fs.F_BASE].tolist(),
+            last.tolist(),
+            magic.tolist(),
+            stamp.tolist(),
+            t[:, fs.F_PID].tolist(),
+            control.tolist(),
+            strict=True,
+        )
+    ]
+
+
+def scan_headers(path: Path, *, progress: Progress | None = None) -> ScannedLog:
+    """The batches of a log file from their headers alone, no records decoded: what the offset
+    index checks need (positions, sizes, last offsets), read as ``kafka-dump-log`` reads a log
+    for an index. A v0/v1 wrapper's ``base_offset`` is its stored (last inner) offset and every
+    ``max_timestamp`` the header's; :func:`decode_max_timestamps` gives the records' for the
+    batches that need them. Damage is not reported: reading stops where framing fails."""
+    scanned = ScannedLog(path, path.stat().st_size)
+    if progress is not None:
+        progress.begin_file(scanned.size)
+    name = str(path)
+    with LogInput(name, path=path).open() as view:
+        walk = _walk(view, name)
+    scanned.batches = _infos(walk)
+    scanned.end = walk.end
+    if progress is not None:
+        progress.at(scanned.end)
+    scanned.index()
+    return scanned
+
+
+def decode_max_timestamps(scanned: ScannedLog, batches: Iterable[BatchInfo]) -> None:
+    """Decode ``batches`` of a :func:`scan_headers` log and set their ``max_timestamp`` and
+    ``base_offset`` from their records, as :func:`scan_log` sets them (Kafka's dump tool, too,
+    decodes only the batch an index entry points at)."""
+    wanted = {id(b): b for b in batches}
+    if not wanted:
+        return
+    import pyarrow.compute as pc
+
+    from ..read.columnar import read_table
+
+    name = str(scanned.path)
+    options = ReadOptions(verify_crc="report")
+    with LogInput(name, path=scanned.path).open() as view:
+        for info in wanted.values():
+            if not info.is_control:  # the fast path; control records are no data rows
+                try:
+                    table = read_table(
+                        view[info.position : info.position + info.size],
+                        verify_crc=False,
+                        threads=1,
+                    )
+                except KafkaFormatError:
+                    continue
+                if table.num_rows:
+                    largest = pc.max(table.column("timestamp").cast(pa.int64())).as_py()
+                    if largest is not None:
+                        info.max_timestamp = largest // 1000
+                    info.base_offset = table.column("offset")[0].as_py()
+                continue
+            frame = next(iter_frames(view, file=name, start=info.position, tails=[]), None)
+            if frame is None:
+                continue
+            try:
+                batch = read_batch(frame, options, file=name)
+            except KafkaFormatError:
+                continue
+            stamps = [r.timestamp for r in batch.records if r.timestamp is not None]
+            if stamps:
+                info.max_timestamp = max(stamps)
+            info.base_offset = batch.first_offset
+
+
+# --- the records --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Rows:
+    """The data records of the readable frames, in file order, and what was wrong."""
+
+    #: Per readable frame: how many of the rows below are its records.
+    counts: np.ndarray
+    offsets: np.ndarray
+    #: Milliseconds; ``stamped`` is False where a record has none (magic 0).
+    timestamps: np.ndarray
+    stamped: np.ndarray
+    keys: pa.Array | None
+    #: Damage by frame position, in the reference reader's words.
+    errors: dict[int, KafkaFormatError]
+    #: Control batches: their marker type and record count, by frame position.
+    controls: dict[int, tuple[int | None, int]]
+
+
+def _frame(view: memoryview, row: np.ndarray) -> Frame:
+    pos, size = int(row[fs.F_POS]), int(row[fs.F_SIZE])
+    return Frame(pos, int(row[fs.F_BASE]), int(row[fs.F_MAGIC]), view[pos : pos + size])
+
+
+def _controls(view: memoryview, table: np.ndarray, name: str) -> dict:
+    """Marker type and record count of each control batch whose CRC and records hold."""
+    found = {}
+    control = (table[:, fs.F_MAGIC] == 2) & ((table[:, fs.F_ATTR] & _CONTROL_BIT) != 0)
+    for row in table[control]:
+        try:
+            batch = read_batch(_frame(view, row), ReadOptions(), file=name)
+        except KafkaFormatError:
+            continue  # the fast path reports it
+        marker = batch.records[0].control if batch.records else None
+        found[batch.position] = (None if marker is None else marker.type, len(batch.records))
+    return found
+
+
+def _expected_counts(view: memoryview, table: np.ndarray, name: str, errors: dict) -> np.ndarray:
+    """Rows the fast path yields for each readable frame, from the headers (a v0/v1 wrapper's
+    inner messages are counted by decoding it)."""
+    magic = table[:, fs.F_MAGIC]
+    attributes = table[:, fs.F_ATTR]
+    data_v2 = (magic == 2) & ((attributes & _CONTROL_BIT) == 0)
+    counts = np.where(data_v2, np.maximum(table[:, fs.F_COUNT], 0), 0)
+    legacy = magic < 2
+    counts[legacy] = 1
+    for i in np.flatnonzero(legacy & ((attributes & _CODEC_MASK) != 0)).tolist():
+        try:
+            batch = read_batch(_frame(view, table[i]), ReadOptions(verify_crc=False), file=name)
+            counts[i] = len(batch.records)
+        except KafkaFormatError:
+            counts[i] = 0
+    damaged = np.isin(table[:, fs.F_POS], np.fromiter(errors, np.int64, len(errors)))
+    counts[damaged] = 0
+    return counts
+
+
+def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
+    """The records through ``iter_arrow_batches``; None when they cannot be laid on frames.
+    Only offsets, timestamps and (for the partitioner check) keys are kept: 16 bytes a record
+    and the keys, whatever the values weigh."""
+    from ..read.columnar import iter_arrow_batches  # numba: only where records are wanted
+
+    name = str(path)
+    found = Report()
+    offsets, stamps, key_parts = [], [], []
+    for chunk in iter_arrow_batches(name, errors="skip", report=found):
+        offsets.append(chunk.column("offset").to_numpy())
+        stamps.append(chunk.column("timestamp").cast(pa.int64()))
+        if keys:
+            key_parts.append(chunk.column("key"))
+    table = walk.table[walk.readable]
+    positions = set(walk.table[:, fs.F_POS].tolist())
+    errors = {}
+    for exc in found.errors:
+        if isinstance(exc, FramingError) and exc.position == walk.end:
+            continue  # the end of the walk: reported from the walk
+        if exc.position not in positions or exc.position in errors:
+            return None
+        errors[exc.position] = exc
+    with LogInput(name, path=path).open() as view:  # for the few frames decoded here
+        counts = _expected_counts(view, table, name, errors)
+        if int(counts.sum()) != sum(len(o) for o in offsets):
+            return None
+        controls = _controls(view, table, name)
+    stamp = pa.chunked_array(stamps, pa.int64()).combine_chunks()
+    return _Rows(
+        counts,
+        np.concatenate([np.zeros(0, np.int64), *offsets]),
+        stamp.fill_null(0).to_numpy() // 1000,
+        ~np.asarray(stamp.is_null(), bool),
+        pa.chunked_array(key_parts, pa.binary()).combine_chunks() if keys else None,
+        errors,
+        controls,
+    )
+
+
+def _reference_rows(view: memoryview, walk: _Walk, name: str, keys: bool) -> _Rows:
+    """The records through the reference decoder, frame by frame (the fast path's fallback)."""
+    table = walk.table[walk.readable]
+    errors: dict[int, KafkaFormatError] = {}
+    for row in walk.table[~walk.readable]:
+        try:
+            read_batch(_frame(view, row), ReadOptions(), file=name)
+        except KafkaFormatError as exc:
+            errors[int(row[fs.F_POS])] = exc
+    counts = np.zeros(len(table), np.int64)
+    records = []
+    controls = {}
+    for i, row in enumerate(table):
+        try:
+            batch = read_batch(_frame(view, row), ReadOptions(), file=name)
+        except KafkaFormatError as exc:
+            errors[int(row[fs.F_POS])] = exc
+            continue
+        if batch.is_control:
+            marker = batch.records[0].control if batch.records else None
+            controls[batch.position] = (None if marker is None else marker.type, len(batch.records))
+            continue
+        counts[i] = len(batch.records or ())
+        records.extend(batch.records or ())
+    stamps = [r.timestamp for r in records]
+    return _Rows(
+        counts,
+        np.array([r.offset for r in records], np.int64),
+        np.array([0 if s is None else s for s in stamps], np.int64),
+        np.array([s is not None for s in stamps], bool),
+        pa.array([r.key for r in records], pa.binary()) if keys else None,
+        errors,
+        controls,
+    )
+
+
+# --- the checks ---------------------------------------------------------------------------------
+
+
+def scan_log(
+    path: Path,
+    report: FileReport,
+    *,
+    base_offset: int | None,
+    next_base_offset: int | None = None,
+    progress: Progress | None = None,
+    placement: PartitionPlacement | None = None,
+) -> ScannedLog:
+    """Read every batch of a log file, decode its records, and report what is wrong;
+    ``placement`` is shown the data records of every batch whose CRC holds."""
+    scanned = ScannedLog(path, path.stat().st_size)
+    if progress is not None:
+        progress.begin_file(scanned.size)
+    name = str(path)
+    keys = placement is not None
+    # One map at a time: the walk's map is closed (its pages with it) before the fast path
+    # maps the file again and gives back what it has decoded.
+    with LogInput(name, path=path).open() as view:
+        walk = _walk(view, name)
+    rows = _fast_rows(path, walk, keys)
+    if rows is None:
+        with LogInput(name, path=path).open() as view:
+            rows = _reference_rows(view, walk, name, keys)
+    scanned.end = walk.end
+    scanned.batches = _infos(walk)
+    already = len(report.problems)
+    _report_damage(walk, rows, report)
+    _record_checks(scanned, walk, rows, report, base_offset, next_base_offset)
+    if placement is not None and rows.keys is not None:
+        placement.check_rows(rows.keys, rows.offsets, _row_positions(scanned, rows), name)
+    _first_batch_check(scanned, report, base_offset)
+    # In file order, as a reader meets them (a stable sort: a batch's damage first).
+    report.problems[already:] = sorted(report.problems[already:], key=_position)
+    records = int(rows.counts.sum()) + sum(n for _, n in rows.controls.values())
+    report.counts.update(batches=len(scanned.batches), records=records, bytes=scanned.size)
+    if progress is not None:
+        progress.at(scanned.end)
+    scanned.index()
+    return scanned
+
+
+def _position(problem) -> int:
+    return -1 if problem.position is None else problem.position
+
+
+def _row_positions(scanned: ScannedLog, rows: _Rows) -> np.ndarray:
+    positions = np.fromiter((b.position for b in scanned.batches), np.int64, len(scanned.batches))
+    return np.repeat(positions, rows.counts)
+
+
+def _report_damage(walk: _Walk, rows: _Rows, report: FileReport) -> None:
+    for exc in rows.errors.values():
+        check = "crc" if isinstance(exc, CrcMismatchError) else "batch"
+        report.from_exception(check, exc)
+    if walk.damage is not None:
+        report.from_exception("framing", walk.damage)
+    if walk.tail is not None:
+        tail = walk.tail
+        report.warning("truncated-tail", messages.truncated_tail(tail.size), tail.position)
+
+
+def _record_checks(
+    scanned: ScannedLog,
+    walk: _Walk,
+    rows: _Rows,
+    report: FileReport,
+    base_offset: int | None,
+    next_base_offset: int | None,
+) -> None:
+    """Offsets inside their batch and increasing, gaps, and the batches' largest timestamps;
+    then each batch's offsets against its neighbours and the segment."""
+    batches = scanned.batches
+    counts = rows.counts
+    t = walk.table[walk.readable]
+    header_base, v2 = t[:, fs.F_BASE], t[:, fs.F_MAGIC] == 2
+    last = np.where(v2, t[:, fs.F_BASE] + t[:, fs.F_LAST_DELTA], t[:, fs.F_BASE])
+    owner = np.repeat(np.arange(len(batches)), counts)
+    starts = np.cumsum(counts) - counts
+    for i in np.flatnonzero(counts > 0).tolist():
+        # The first record's offset is the batch's first (a v0/v1 wrapper stores its last).
+        info, lo, hi = batches[i], int(starts[i]), int(starts[i] + counts[i])
+        info.base_offset = int(rows.offsets[lo])
+        stamped = rows.stamped[lo:hi]
+        if stamped.any():
+            info.max_timestamp = int(rows.timestamps[lo:hi][stamped].max())
+    for info in batches:
+        control = rows.controls.get(info.position)
+        if control is not None:
+            info.control_type = control[0]
+    _in_batch(batches, rows.offsets, owner, header_base, last, v2, report)
+    _gaps(scanned, rows.offsets, counts, last, report)
+    previous = None
+    for info in batches:
+        _check_batch_offsets(report, info, previous, base_offset, next_base_offset)
+        previous = info.last_offset
+
+
+def _in_batch(batches, offsets, owner, header_base, last, v2, report: FileReport) -> None:
+    """Every record inside its batch's range and above the one before it in the batch."""
+    if not len(offsets):
+        return
+    # v0/v1 wrappers carry their last inner offset: inner offsets lie below it.
+    outside = (offsets > last[owner]) | (v2[owner] & (offsets < header_base[owner]))
+    backwards = np.zeros(len(offsets), bool)
+    backwards[1:] = (owner[1:] == owner[:-1]) & (offsets[1:] <= offsets[:-1])
+    backwards &= ~outside
+    for k in np.flatnonzero(outside | backwards).tolist():
+        b = int(owner[k])
+        if outside[k]:
+            text = (
+                f"record offset {offsets[k]} is outside its batch's range "
+                f"{header_base[b]}..{last[b]}"
+            )
+        else:
+            text = (
+                f"record offset {offsets[k]} does not follow offset {offsets[k - 1]} "
+                "(offsets must increase)"
+            )
+        report.error("offsets", text, batches[b].position)
+
+
+def _gaps(scanned: ScannedLog, offsets, counts, last, report: FileReport) -> None:
+    """Non-consecutive offsets: a record more than one above the offset before it (the last
+    record's, or the last offset of a batch whose records were not decoded)."""
+    n = len(scanned.batches)
+    if not n:
+        return
+    has = counts > 0
+    steps = np.where(has, counts, 1)
+    is_record = np.repeat(has, steps)
+    seq = np.empty(int(steps.sum()), np.int64)
+    seq[is_record] = offsets
+    seq[~is_record] = last[~has]
+    owner = np.repeat(np.arange(n), steps)
+    gap = np.zeros(len(seq), bool)
+    gap[1:] = is_record[1:] & (seq[1:] > seq[:-1] + 1)
+    found = np.flatnonzero(gap)
+    if not len(found):
+        return
+    scanned.has_gaps = True
+    listed = [
+        (int(seq[k - 1]), int(seq[k]), scanned.batches[int(owner[k])].position)
+        for k in found[:MAX_LISTED_GAPS].tolist()
+    ]
+    count = len(found)
+    first = ", ".join(f"{a} is followed by {b}" for a, b, _ in listed[:3])
+    report.add(
+        "warning",
+        "non-consecutive",
+        f"non-consecutive offsets: {count} gap{'s' * (count > 1)} ({first}"
+        f"{', ...' if count > 3 else ''}); compaction leaves these",
+        listed[0][2],
+        [{"offset": a, "next": b, "position": p} for a, b, p in listed],
+    )
+
+
+def _check_batch_offsets(
+    report: FileReport,
+    batch: BatchInfo,
+    previous: int | None,
+    base_offset: int | None,
+    next_base_offset: int | None,
+) -> None:
+    first = batch.base_offset
+    if batch.last_offset < first:
+        report.error(
+            "offsets",
+            f"last offset {batch.last_offset} is below the first offset {first}",
+            batch.position,
+        )
+    if previous is not None and first <= previous:
+        # In a segment this is damage; a file of batches collected elsewhere (a fetch
+        # response, a test fixture) may legitimately start again at 0.
+        report.add(
+            "error" if base_offset is not None else "warning",
+            "offsets",
+            f"batch offsets {first}..{batch.last_offset} do not follow the "
+            f"previous offset {previous} (offsets must increase)",
+            batch.position,
+        )
+    if base_offset is not None:
+        if first < base_offset:
+            report.error(
+                "base-offset",
+                f"batch base offset {first} is below the segment's base offset {base_offset}",
+                batch.position,
+            )
+        elif batch.last_offset - base_offset > _INT32_MAX:
+            report.error(
+                "offsets",
+                f"last offset {batch.last_offset} is more than 2^31-1 above the segment's "
+                f"base offset {base_offset}: the indexes cannot hold it",
+                batch.position,
+            )
+    if next_base_offset is not None and batch.last_offset >= next_base_offset:
+        report.error(
+            "base-offset",
+            f"batch offsets {batch.base_offset}..{batch.last_offset} reach the next segment, "
+            f"which starts at offset {next_base_offset}",
+            batch.position,
+        )
+
+
+def _first_batch_check(scanned: ScannedLog, report: FileReport, base_offset: int | None) -> None:
+    if base_offset is not None and scanned.batches:
+        first_batch = scanned.batches[0]
+        if first_batch.base_offset > base_offset:
+            report.warning(
+                "base-offset",
+                f"the first batch starts at offset {first_batch.base_offset}, after the "
+                f"segment's base offset {base_offset} (compaction or a moved log start)",
+                first_batch.position,
+            )
