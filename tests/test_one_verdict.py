@@ -2,9 +2,9 @@
 
 The same damaged inputs go to ``iter_batches``, ``read_table`` (the numba fast path), ``dump``
 and ``verify`` (the command line, in process), and ``inspect`` (stepping from batch to batch as
-an operator would with ``--position``). Each reader is a function in ``READERS`` returning the
-first thing it found wrong as a :class:`Verdict`; a new reader (Spark's source, say) is one more
-entry. The batches are kafka-python's (an independent writer); the rules the verdicts follow are
+an operator would with ``--position``), and Spark's ``kafka_log`` source under FAILFAST (in a
+test of its own, sharing one SparkSession). Each reader is a function in ``READERS`` returning
+the first thing it found wrong as a :class:`Verdict`; a new reader is one more entry. The batches are kafka-python's (an independent writer); the rules the verdicts follow are
 ``format/framing.py``'s (Kafka's ``FileLogInputStream.nextBatch``, and a truncated tail told
 from a broken length).
 """
@@ -328,3 +328,46 @@ def test_record_decoders_name_the_same_cause(data):
     if fast is not None and "microsecond" in fast.cause:
         return  # by design: Arrow's timestamp column cannot hold it, the reference's ints can
     assert fast == reference
+
+
+# --- Spark's source -------------------------------------------------------------------------
+
+_SPARK_LINE = re.compile(
+    r"(?P<file>/\S+\.log) @(?P<pos>\d+)(?: \(base offset (?P<base>-?\d+)\))?: (?P<cause>[^\n]*)"
+)
+
+
+def read_spark(spark, path: Path) -> tuple[Verdict | None, int]:
+    """FAILFAST's failure as a verdict (the first one named), or None and the rows read."""
+    from kafka_format.spark_udfs import register
+
+    register(spark)
+    df = spark.read.format("kafka_log").option("mode", "FAILFAST").load(str(path))
+    try:
+        rows = df.count()
+    except Exception as exc:  # Spark wraps the task's KafkaFormatError in its own exception
+        found = _SPARK_LINE.search(str(exc))
+        assert found, str(exc)[:2000]
+        assert found["file"] == str(path)
+        base = found["base"]
+        cause = found["cause"].rstrip()
+        return Verdict("error", int(found["pos"]), cause, None if base is None else int(base)), -1
+    return None, rows
+
+
+def test_spark_gives_the_same_verdict(spark, tmp_path):
+    """The kafka_log source under FAILFAST fails with the same cause at the same byte; a
+    truncated tail is no failure there (Kafka stops reading at it, and so do the tasks), and
+    the rows read are those of the whole batches before it."""
+    for n, (case, (data, expected)) in enumerate(CASES.items()):
+        directory = tmp_path / f"orders-{n}"
+        directory.mkdir()
+        path = directory / "00000000000000000000.log"
+        path.write_bytes(data)
+        verdict, rows = read_spark(spark, path)
+        if expected.kind == "tail":
+            whole = data[: expected.position]
+            assert verdict is None, f"{case}: {verdict}"
+            assert rows == sum(1 for _ in kf.iter_records(whole)), case
+        else:
+            assert verdict == expected, f"{case}: {verdict}"
