@@ -46,6 +46,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import KafkaFormatError
+from ..format.varint import encode_unsigned_varint, read_unsigned_varint
 
 __all__ = [
     "NO_VERSIONS",
@@ -314,17 +315,11 @@ class _Reader:
 
     def uvarint(self, what: str) -> int:
         # ByteUtils.readUnsignedVarint: at most 5 bytes, the result is a Java int.
-        value = 0
-        for shift in range(0, 35, 7):
-            if self.pos >= self.end:
-                raise self.fail(f"{what}: varint runs past the end")
-            b = self.buf[self.pos]
-            self.pos += 1
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                value &= 0xFFFFFFFF
-                return value - (1 << 32) if value & 0x80000000 else value
-        raise self.fail(f"{what}: varint is too long")
+        try:
+            value, self.pos = read_unsigned_varint(self.buf, self.pos, self.end, what=what)
+        except KafkaFormatError as exc:
+            raise self.fail(exc.reason) from None
+        return value
 
 
 def read_message(
@@ -443,13 +438,7 @@ def _read_scalar(kind: str, r: _Reader, flexible: bool, nullable: bool, what: st
 
 def encode_uvarint(value: int) -> bytes:
     """An unsigned varint (``ByteUtils.writeUnsignedVarint``; ``value`` taken as 32 bits)."""
-    value &= 0xFFFFFFFF
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return encode_unsigned_varint(value & 0xFFFFFFFF)
 
 
 def write_message(msg: Message, values: Mapping[str, Any], version: int) -> bytes:

@@ -12,21 +12,13 @@ from crc32c import crc32c
 from kafka_format.schemas.record import RecordSpec
 
 from ..format.layout import LOG_OVERHEAD, V2_HEADER_FIELDS, V2_HEADER_SIZE, field_struct
+from ..format.varint import encode_unsigned_varint
 
 _VARINT_CACHE_SIZE = 1 << 14
 
 
-def _encode_zigzag_raw(raw: int) -> bytes:
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
-
-
 # zigzag raw value -> its bytes, for the small numbers that make up most of a record
-_VARINT_CACHE = [_encode_zigzag_raw(raw) for raw in range(_VARINT_CACHE_SIZE)]
+_VARINT_CACHE = [encode_unsigned_varint(raw) for raw in range(_VARINT_CACHE_SIZE)]
 
 
 def _varint(value: int) -> bytes:
@@ -35,7 +27,7 @@ def _varint(value: int) -> bytes:
     raw = (value << 1) ^ (value >> 63)
     if raw < _VARINT_CACHE_SIZE:
         return _VARINT_CACHE[raw]
-    return _encode_zigzag_raw(raw)
+    return encode_unsigned_varint(raw)
 
 
 _NULL = _varint(-1)
@@ -45,7 +37,7 @@ def encode_records(records: Iterable[RecordSpec]) -> bytes:
     """v2 records back to back, byte-identical to ``schemas.record.build_records``."""
     # The hot loop of big generated logs: varints come from the cache inline (the zigzag of
     # v is (v << 1) ^ (v >> 63)), header keys are encoded once per distinct key.
-    cache, limit, slow = _VARINT_CACHE, _VARINT_CACHE_SIZE, _encode_zigzag_raw
+    cache, limit, slow = _VARINT_CACHE, _VARINT_CACHE_SIZE, encode_unsigned_varint
     null = _NULL
     header_keys: dict[str, bytes] = {}
     out: list[bytes] = []
