@@ -11,11 +11,11 @@ bytes reports the damage as its mode says.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 
 from ..runtime.errors import KafkaFormatError
 from ..runtime.files.storage import ByteSource, LocalFile
+from ..runtime.format import layout
 from ..runtime.format.batches import ReadOptions, read_batch, read_header
 from ..runtime.format.framing import (
     HEADER_SIZE_UP_TO_MAGIC,
@@ -28,10 +28,10 @@ from ..runtime.format.sizes import LOG_OVERHEAD
 from ..runtime.model import Batch
 
 #: Bytes that hold every header field of any magic (the v2 header is the longest).
-HEADER_BYTES = 61
+HEADER_BYTES = layout.V2_HEADER_SIZE
 #: Bytes fetched per read when walking headers on a ranged source.
 HEADER_WINDOW = 256 * 1024
-_FRAME = struct.Struct(">qi")
+_FRAME = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
 class Counted:

@@ -1,10 +1,11 @@
 """One damaged log, one verdict: every reader names the same cause at the same byte.
 
 The same damaged inputs go to ``iter_batches``, ``read_table`` (the numba fast path), ``dump``
-and ``verify`` (the command line, in process), and ``inspect`` (stepping from batch to batch as
-an operator would with ``--position``), and Spark's ``kafka_log`` source under FAILFAST (in a
-test of its own, sharing one SparkSession). Each reader is a function in ``READERS`` returning
-the first thing it found wrong as a :class:`Verdict`; a new reader is one more entry. The batches are kafka-python's (an independent writer); the rules the verdicts follow are
+and ``verify`` (the command line, in process), ``inspect`` (stepping from batch to batch as an
+operator would with ``--position``), and Spark's ``kafka_log`` source under FAILFAST (in a test
+of its own, sharing one SparkSession). Each reader is a function in ``READERS`` returning the
+first thing it found wrong as a :class:`Verdict`; a new reader is one more entry. The batches
+are kafka-python's (an independent writer); the rules the verdicts follow are
 ``format/framing.py``'s (Kafka's ``FileLogInputStream.nextBatch``, and a truncated tail told
 from a broken length).
 """

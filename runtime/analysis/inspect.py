@@ -40,7 +40,7 @@ from ...generated.kaitai_debug.record_batch import RecordBatch
 from ...generated.kaitai_debug.record_list import RecordList
 from ...generated.kaitai_debug.varint import Varint
 from ..errors import CorruptBatchError, FramingError, KafkaFormatError
-from ..format import messages
+from ..format import layout, messages
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
 from ..format.crc import FrameCrc, frame_crc
 from ..format.framing import iter_frames
@@ -373,7 +373,7 @@ def inspect_frame(
     Never raises for bad content: whatever parses is shown and each problem (CRC mismatch,
     parse error, bytes no field describes, decompression failure) is listed in ``problems``.
     """
-    magic = frame[16]
+    magic = frame[layout.FRAME_MAGIC]
     base_offset = int.from_bytes(frame[0:8], "big", signed=True)
     where = {"file": file, "position": position, "base_offset": base_offset}
     view = BatchView(file, position, magic, base_offset, len(frame), "?", None, [])

@@ -57,7 +57,7 @@ import pyarrow.compute as pc
 from crc32c import crc32c
 
 from ..errors import CorruptBatchError, FramingError, KafkaFormatError
-from ..format import messages
+from ..format import layout, messages
 from ..format.batches import ReadOptions, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
 from ..format.crc import BATCH_CRC_START, LEGACY_CRC_START
@@ -326,7 +326,7 @@ def _sample(sampler: Sampler, index: int, scan: _Scan) -> None:
 _HEADERS_ONLY = {v: ReadOptions(verify_crc=v, records=False) for v in (True, False)}
 _TABLE_ROWS = 65536
 _NO_BUDGET = 1 << 62
-_FRAME_HEAD = struct.Struct(">qi")
+_FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
 def _header_pass(
@@ -386,9 +386,9 @@ def _measure(
     the reference decoder's errors, in frame order."""
     position, size, base = t[:, fs.F_POS], t[:, fs.F_SIZE], t[:, fs.F_BASE]
     magic, attributes, count = t[:, fs.F_MAGIC], t[:, fs.F_ATTR], t[:, fs.F_COUNT]
-    codec = attributes & 0x07
+    codec = attributes & layout.V2_ATTR_COMPRESSION_MASK
     v2 = magic == 2
-    control = v2 & ((attributes & 0x20) != 0)
+    control = v2 & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
     kind = np.where(v2, np.where(control, _CONTROL, _V2), np.where(codec != 0, _WRAPPER, _LEGACY))
     stored = np.where(v2, size - V2_BATCH_HEADER, size)
     out = {
@@ -403,7 +403,7 @@ def _measure(
         "compressed": stored,
         "uncompressed": stored.copy(),
         "producer_id": t[:, fs.F_PID],
-        "transactional": v2 & ((attributes & 0x10) != 0),
+        "transactional": v2 & ((attributes & layout.V2_ATTR_IS_TRANSACTIONAL_MASK) != 0),
     }
     bad = out["damaged"]
     # CRCs: CRC-32C of attributes..end (v2), CRC-32 of magic..end (v0/v1).
@@ -475,7 +475,9 @@ def _count_inner(inner: bytes) -> int:
         n, nxt, status = fs.scan_frames(buf, pos, limit, table, _NO_BUDGET, _NO_BUDGET, 1)
         t = table[:n]
         magic = t[:, fs.F_MAGIC]
-        odd = np.flatnonzero((magic != 0) & (magic != 1) | ((t[:, fs.F_ATTR] & 0x07) != 0))
+        odd = np.flatnonzero(
+            (magic != 0) & (magic != 1) | ((t[:, fs.F_ATTR] & layout.V2_ATTR_COMPRESSION_MASK) != 0)
+        )
         if len(odd):
             k = int(odd[0])
             if magic[k] not in (0, 1):
@@ -487,12 +489,12 @@ def _count_inner(inner: bytes) -> int:
         count += n
         if status == fs.SCAN_FRAMING_ERROR:
             length = _FRAME_HEAD.unpack_from(inner, nxt)[1]
-            if length >= 14:  # the scan stops at a magic above 2 too
-                (magic_byte,) = struct.unpack_from("b", inner, nxt + 16)
+            if length >= layout.MIN_FRAME_LENGTH:  # the scan stops at a magic above 2 too
+                (magic_byte,) = struct.unpack_from("b", inner, nxt + layout.FRAME_MAGIC)
                 raise CorruptBatchError(messages.inner_magic(magic_byte))
             raise CorruptBatchError(
-                f"inner messages: batch length {length} is less than the minimum record "
-                f"overhead (14) (byte {nxt} of the decompressed value)"
+                f"inner messages: {messages.inner_framing(length)} (byte {nxt} of the "
+                "decompressed value)"
             )
         if status == fs.SCAN_END:
             if nxt < limit:

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CrcMismatchError, FramingError, KafkaFormatError
-from ..format import messages
+from ..format import layout, messages
 from ..format.batches import ReadOptions, read_batch
 from ..format.framing import Frame, end_of_walk, iter_frames
 from ..kernels import fastscan as fs
@@ -37,8 +37,8 @@ from .report import MAX_LISTED_GAPS, FileReport
 _INT32_MAX = (1 << 31) - 1
 _TABLE_ROWS = 65536
 _NO_BUDGET = 1 << 62
-_CONTROL_BIT = 0x20
-_CODEC_MASK = 0x07
+_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
+_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
 
 
 @dataclass(slots=True)

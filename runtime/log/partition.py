@@ -58,12 +58,10 @@ from ..files.names import FileKind, parse_partition_dir_name, parse_segment_file
 from ..files.snapshot import ProducerSnapshot, parse_producer_snapshot
 from ..files.storage import LOCAL, ByteSource, Entry, LocalStorage, Storage
 from ..files.txnindex import AbortedTxn, TransactionIndex
+from ..format import layout
 from ..format.batches import ReadOptions, check_crc, read_batch, read_header
 from ..format.framing import Frame, iter_frames
-from ..format.sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
 from ..model import Batch, Record
-
-_KEY_VALUE_LENGTHS = 8
 
 #: ``ListOffsetsRequest``'s special timestamps.
 LATEST_TIMESTAMP = -1
@@ -74,8 +72,9 @@ MAX_TIMESTAMP = -3
 #: (frame header + v0/v1 message header up to the timestamp, without the key and value
 #: lengths; the whole v2 batch header): 18, 26, 61.
 HEADER_BYTES = {
-    **{magic: size - _KEY_VALUE_LENGTHS for magic, size in LEGACY_MESSAGE_HEADER.items()},
-    2: V2_BATCH_HEADER,
+    0: layout.LEGACY_V0_LEN_KEY,
+    1: layout.LEGACY_V1_LEN_KEY,
+    2: layout.V2_HEADER_SIZE,
 }
 
 
