@@ -146,9 +146,9 @@ def _fields(data: bytes) -> list[int]:
     return [p for p in out if p + 4 <= len(data)]
 
 
-def _inputs(tmp: Path) -> list[bytes]:
+def _lied(logs: list[bytes]) -> list[bytes]:
     inputs = []
-    for log in _logs(tmp):
+    for log in logs:
         inputs.append(log)
         for at in _fields(log):
             for lie in LIES:
@@ -159,9 +159,8 @@ def _inputs(tmp: Path) -> list[bytes]:
     return inputs
 
 
-def test_lies_in_length_and_count_fields(tmp_path):
-    inputs = _inputs(tmp_path)
-    listed = tmp_path / "inputs.json"
+def _run(inputs: list[bytes], tmp: Path) -> None:
+    listed = tmp / "inputs.json"
     listed.write_text(json.dumps([inputs[0].hex(), *(d.hex() for d in inputs)]))
     run = subprocess.run(
         [sys.executable, "-c", _CHILD, str(listed), str(BOUND)],
@@ -173,3 +172,28 @@ def test_lies_in_length_and_count_fields(tmp_path):
     results = json.loads(run.stdout)
     assert results["problems"] == []
     assert results["lying_counts"]  # the count lies reached the check (CRCs recomputed)
+
+
+def _corpus_frames(corpus: Path) -> list[bytes]:
+    """The first three frames of every corpus set, where they are small."""
+    out = []
+    for path in sorted(corpus.glob("*/*.bin")):
+        data, pos, frames = path.read_bytes(), 0, []
+        while len(frames) < 3 and len(data) - pos > 17:
+            (length,) = struct.unpack_from(">i", data, pos + 8)
+            if length < 14 or pos + 12 + length > len(data) or length > 4096:
+                break
+            frames.append(data[pos : pos + 12 + length])
+            pos += 12 + length
+        if frames:
+            out.append(b"".join(frames))
+    return out
+
+
+def test_lies_in_length_and_count_fields(tmp_path):
+    _run(_lied(_logs(tmp_path)), tmp_path)
+
+
+def test_lies_in_the_corpus(corpus_dir, tmp_path):
+    """The same lies in bytes real brokers and clients wrote."""
+    _run(_lied(_corpus_frames(corpus_dir)), tmp_path)
