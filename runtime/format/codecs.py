@@ -38,9 +38,10 @@ about as much as the decompression itself for payloads of a few hundred KiB.
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import IntEnum
 
 import cramjam
@@ -111,7 +112,7 @@ def decompress(
     ``data`` is read in place (no copy). Codec 0 returns the data itself (a bytes copy only if
     it is not bytes already); ``max_bytes`` does not apply to it, as it only guards growth.
     """
-    result = decompress_buffer(codec, data, magic=magic, max_bytes=max_bytes)
+    result = _decompress(codec, data, magic, max_bytes, arrow=False)
     return result if isinstance(result, bytes) else result.to_pybytes()
 
 
@@ -124,6 +125,12 @@ def decompress_buffer(
 ) -> bytes | pa.Buffer:
     """``decompress``, but snappy's output comes as the ``pyarrow.Buffer`` it was decoded into
     (the other codecs' libraries return bytes of their own)."""
+    return _decompress(codec, data, magic, max_bytes, arrow=True)
+
+
+def _decompress(
+    codec: int, data: BytesLike, magic: int, max_bytes: int, *, arrow: bool
+) -> bytes | pa.Buffer:
     resolved = resolve_codec(codec, magic=magic)
     if max_bytes < 0:
         raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
@@ -133,7 +140,7 @@ def decompress_buffer(
     name = resolved.name.lower()
     if not view:
         raise DecompressionError(f"{name}: empty compressed payload")
-    out = _Output(name, max_bytes)
+    out = _Output(name, max_bytes, arrow=arrow)
     try:
         if resolved is Codec.GZIP:
             _gunzip(view, out)
@@ -206,15 +213,27 @@ def compress(
 
 
 class _Output:
-    """Decompressed chunks and the bound they must stay within."""
+    """Decompressed output, the bound it must stay within, and where it is gathered.
 
-    __slots__ = ("chunks", "codec", "limit", "size")
+    Peak memory stays at the output plus a small constant. Streaming decoders hand it chunks
+    of at most a MiB or so: ``arrow`` (the bulk reader's ``decompress_buffer``) keeps them and
+    copies them into one ``pyarrow.Buffer`` at the end, letting each go once copied; else the
+    result is ``bytes``, gathered in an ``io.BytesIO`` as they come, whose ``getvalue`` hands
+    over its buffer without a copy. (Joining a list of chunks held the output twice, and so did
+    zlib asked for the whole bound in one call. Chunks stay small because glibc serves blocks
+    below its mmap threshold, which rises to the largest block freed, from the heap, where
+    growing one copies it.) A decoder that knows its size writes into a buffer of that size
+    (:meth:`target`)."""
 
-    def __init__(self, codec: str, limit: int) -> None:
+    __slots__ = ("arrow", "chunks", "codec", "limit", "sink", "size")
+
+    def __init__(self, codec: str, limit: int, *, arrow: bool) -> None:
         self.codec = codec
         self.limit = limit
+        self.arrow = arrow
         self.size = 0
         self.chunks: list[bytes | pa.Buffer] = []
+        self.sink: io.BytesIO | None = None  # bytes: from the second chunk on
 
     def room(self) -> int:
         # One byte more than allowed: a decoder that fills it has proved the bound is exceeded.
@@ -231,12 +250,53 @@ class _Output:
         self.size += len(chunk)
         if self.size > self.limit:
             raise self._too_big("grew past")
-        self.chunks.append(chunk)
+        if self.arrow or (self.sink is None and not self.chunks):
+            self.chunks.append(chunk)
+            return
+        if self.sink is None:
+            self.sink = io.BytesIO()
+            self.sink.write(self.chunks.pop())
+        self.sink.write(chunk)
+
+    def target(self, size: int) -> tuple[memoryview, Callable[[int], None]]:
+        """A writable buffer of ``size`` bytes (within the bound: ``reserve`` it first), and
+        the function to call with how many bytes were written into it, once the view and
+        every slice of it are released. Only for a decoder that writes the whole output."""
+        if self.arrow:
+            buffer = pa.allocate_buffer(size)
+
+            def done_arrow(written: int) -> None:
+                self.add(buffer if written == size else buffer.slice(0, written))
+
+            return memoryview(buffer).cast("B"), done_arrow
+        sink = io.BytesIO()
+        if size:
+            sink.seek(size - 1)
+            sink.write(b"\0")
+
+        def done_bytes(written: int) -> None:
+            sink.truncate(written)
+            self.add(sink.getvalue())
+
+        return sink.getbuffer(), done_bytes
 
     def result(self) -> bytes | pa.Buffer:
-        if len(self.chunks) == 1:
-            return self.chunks[0]
-        return b"".join(self.chunks)
+        if self.sink is not None:
+            return self.sink.getvalue()
+        if len(self.chunks) <= 1:
+            return self.chunks[0] if self.chunks else b""
+        buffer = pa.allocate_buffer(self.size)
+        target = memoryview(buffer).cast("B")
+        at = 0
+        chunks = self.chunks[::-1]
+        self.chunks = []
+        while chunks:
+            chunk = chunks.pop()
+            target[at : at + len(chunk)] = chunk
+            at += len(chunk)
+            del chunk  # gone once copied: the output is held once, plus a chunk
+        target.release()
+        return buffer
 
     def _too_big(self, what: str) -> DecompressionLimitError:
         return DecompressionLimitError(
@@ -252,18 +312,24 @@ def _byte_view(data: BytesLike) -> memoryview:
 # gzip ---------------------------------------------------------------------------------------
 
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip header and trailer required, no raw deflate/zlib
+_GZIP_FIRST_STEP = 1 << 20  # input given to zlib at once (the whole of most payloads)
 _GZIP_NEXT_MEMBER_STEP = 4096  # first input slice for members after the first
 _GZIP_MAX_STEP = 1 << 20
+# Output one call may produce. zlib gathers a call's output in blocks and copies them into
+# one bytes object at its end: with the whole bound as max_length, a bomb held twice the bound.
+_GZIP_OUT_STEP = 1 << 20
 
 
 def _gunzip(view: memoryview, out: _Output) -> None:
     n = len(view)
     pos = 0
-    # The first member gets all the input at once: the common single-member payload then
-    # decodes in one call without copies. Later members get growing slices, because zlib copies
+    # Input goes in slices of at most a MiB: when a call stops at _GZIP_OUT_STEP, zlib copies
+    # the input it has not read into unconsumed_tail, and that copy must stay small. The
+    # first member's first slice is the whole of most payloads, which then decode in one call
+    # without copies. Later members get growing slices from 4 KiB, because zlib copies
     # whatever follows a member into unused_data, and many tiny members must not make that
     # quadratic.
-    step = n
+    step = _GZIP_FIRST_STEP
     while pos < n:
         member_start = pos
         inflater = zlib.decompressobj(_GZIP_WBITS)
@@ -276,9 +342,7 @@ def _gunzip(view: memoryview, out: _Output) -> None:
                 step = min(step * 2, _GZIP_MAX_STEP)
             else:
                 chunk_in = b""
-            # max_length keeps zlib from producing more than the bound allows (it grows its
-            # output buffer gradually, it does not allocate max_length up front).
-            chunk_out = inflater.decompress(chunk_in, out.room())
+            chunk_out = inflater.decompress(chunk_in, min(out.room(), _GZIP_OUT_STEP))
             out.add(chunk_out)
             if not chunk_in and not chunk_out:
                 raise DecompressionError(
@@ -322,18 +386,19 @@ def _unsnappy(view: memoryview, out: _Output) -> None:
                 "more than snappy can encode in it"
             )
         sizes.append(size)
-    buffer = pa.allocate_buffer(total)
-    target = memoryview(buffer).cast("B")
+    target, done = out.target(total)
     at = 0
-    for block, size in zip(blocks, sizes, strict=True):
-        written = cramjam.snappy.decompress_raw_into(block, target[at : at + size])
-        if written != size:
-            raise DecompressionError(
-                f"snappy: block states {size} uncompressed bytes but holds {written}"
-            )
-        at += size
-    target.release()
-    out.add(buffer)
+    try:
+        for block, size in zip(blocks, sizes, strict=True):
+            written = cramjam.snappy.decompress_raw_into(block, target[at : at + size])
+            if written != size:
+                raise DecompressionError(
+                    f"snappy: block states {size} uncompressed bytes but holds {written}"
+                )
+            at += size
+    finally:
+        target.release()
+    done(at)
 
 
 def _xerial_blocks(view: memoryview) -> Iterator[memoryview]:
@@ -368,7 +433,7 @@ _LZ4_FLG_CONTENT_SIZE = 0x08
 _LZ4_FLG_DICT_ID = 0x01
 # python-lz4 allocates max_length up front on every call, so ask for bounded chunks, growing.
 _LZ4_MIN_CHUNK = 64 * 1024
-_LZ4_MAX_CHUNK = 8 * 1024 * 1024
+_LZ4_MAX_CHUNK = 1024 * 1024  # see _Output
 
 
 def _unlz4(view: memoryview, out: _Output, *, fix_kafka08_checksum: bool) -> None:
@@ -423,8 +488,7 @@ def _unlz4_blocks(view: memoryview, out: _Output, *, kafka08: bool) -> bool:
             pos += size
     if capacity >= out.room():
         return False  # the streaming decoder enforces the bound byte by byte
-    buffer = pa.allocate_buffer(capacity)
-    target = memoryview(buffer).cast("B")
+    target, done = out.target(capacity)
     at = 0
     try:
         for start, size, cap, stored in blocks:
@@ -439,7 +503,7 @@ def _unlz4_blocks(view: memoryview, out: _Output, *, kafka08: bool) -> bool:
         return False
     finally:
         target.release()
-    out.add(buffer if at == capacity else buffer.slice(0, at))
+    done(at)
     return True
 
 
@@ -528,7 +592,7 @@ _ZSTD_MAGIC = 0xFD2FB528
 _ZSTD_SKIPPABLE_MASK = 0xFFFFFFF0
 _ZSTD_SKIPPABLE_MAGIC = 0x184D2A50
 _ZSTD_BLOCK_MAX = 128 * 1024  # no block decodes to more (RFC 8878, Block_Maximum_Size)
-_ZSTD_FEED_BUDGET = 4 * 1024 * 1024  # most output one decompress() call may produce
+_ZSTD_FEED_BUDGET = 1024 * 1024  # most output one decompress() call may produce (_Output)
 _ZSTD_BLOCK_RLE = 1
 _ZSTD_BLOCK_COMPRESSED = 2
 _ZSTD_BLOCK_RESERVED = 3

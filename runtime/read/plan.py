@@ -139,7 +139,12 @@ def plan_packed(
             kernel_crc.CRC32C_FUNCTION,
             capacity,
         )
-        ok = capacity >= 0
+        # A count its capacity cannot hold is a lie whatever the payload holds: the decoder's
+        # buffers are sized from counts, so such a batch takes the Python path, which
+        # decompresses it within max_bytes and raises the reference's error (the count
+        # against what the payload decompressed to).
+        counts = sections[batches, fs.S_COUNT]
+        ok = (capacity >= 0) & (counts <= max_record_count(capacity))
         chosen = batches[ok]
         sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_V2
         _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
