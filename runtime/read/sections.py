@@ -1,7 +1,8 @@
 """The record decoder's call and output (``columnar.py``'s worker side): buffers from Arrow's
 memory pool, ``kernels.records.decode_sections`` over a run of sections, the buffers wrapped
-as the columns of a record batch without a copy; and the exceptions the reference raises for
-what the decoder found (``kernel_error``).
+as the columns of a record batch without a copy; the exceptions the reference raises for
+what the decoder found (``kernel_error``); and the records it emitted with a null timestamp,
+their value beyond Arrow's microseconds (``null_timestamps``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
+from ..format.batches import invalid_wrapper_offset, offset_overflow
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
 from ..kernels import snappy as kernel_snappy
+from ..kernels.records import E_WRAPPER_OFFSET as _E_WRAPPER_OFFSET
+from ..kernels.records import S_NULL_TS as _S_NULL_TS
+from ..kernels.records import S_NULL_TS_OFFSET as _S_NULL_TS_OFFSET
+from ..model import TimestampsOutOfRange
 from .columnar_reference import HEADER_TYPE
 from .plan import Options
 
@@ -142,13 +148,27 @@ def _repeat(value, kind, n: int) -> pa.Array:
     return pa.nulls(n, kind) if value is None else pa.repeat(pa.scalar(value, kind), n)
 
 
-class UnrepresentableError(CorruptBatchError):
-    """A batch whose records the reference reads but Arrow's columns cannot hold: an offset
-    or a timestamp (in microseconds) beyond int64.
-    ``admitted``: whether ``read_committed`` would have kept its records. A consumer of
-    objects (``dump --jsonl``) reads such a batch again with ``iter_records``' decoder."""
-
-    admitted: bool = True
+def null_timestamps(
+    sections: np.ndarray, frames: np.ndarray, table: np.ndarray, shift: int, file: str | None
+) -> dict[int, TimestampsOutOfRange]:
+    """Per frame index (``frames[k]`` for ``sections[k]``), the records the decoder emitted
+    with a null timestamp because Arrow's microseconds cannot hold it: only for batches that
+    decoded and whose rows are kept."""
+    hit = (
+        (sections[:, fs.S_STATUS] == fs.E_OK)
+        & (sections[:, fs.S_KEEP] != 0)
+        & (sections[:, _S_NULL_TS] > 0)
+    )
+    notes = {}
+    for k in np.flatnonzero(hit).tolist():
+        i = int(frames[k])
+        notes[i] = TimestampsOutOfRange(
+            file=file,
+            position=int(table[i, fs.F_POS]) + shift,
+            first_offset=int(sections[k, _S_NULL_TS_OFFSET]),
+            count=int(sections[k, _S_NULL_TS]),
+        )
+    return notes
 
 
 _MALFORMED = {
@@ -177,11 +197,14 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
             "(incorrect declared batch size)"
         )
     if status == fs.E_OFFSET_RANGE:
-        return UnrepresentableError("a record offset outside the int64 range")
-    if status == fs.E_TIMESTAMP_RANGE:
-        return UnrepresentableError(
-            "a record timestamp outside the range of microsecond timestamps"
-        )
+        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
+            return CorruptBatchError(
+                f"offset overflow: wrapper offset {arg} - last inner offset {arg2} + inner "
+                f"offset {inner} exceeds 2^63-1"
+            )
+        return offset_overflow(int(sec[fs.S_BASE]), arg, at)
+    if status == _E_WRAPPER_OFFSET:
+        return invalid_wrapper_offset(arg, arg2)
     if status == fs.E_CRC:
         if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
             return CrcMismatchError(arg2, arg, algorithm=f"crc32 of inner message {inner}")
@@ -204,12 +227,5 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
             f"batch length {arg} is less than the minimum record overhead (14)",
             position=at,
             base_offset=inner,
-        )
-    if status == fs.E_INNER_NO_TIMESTAMP:
-        # Not UnrepresentableError: the reference cannot read it either (format/batches.py
-        # fails on the missing field), while Kafka reads it as NO_TIMESTAMP.
-        return CorruptBatchError(
-            f"magic 0 inner message at inner offset {inner} in a magic 1 wrapper "
-            "(CreateTime): it has no timestamp"
         )
     return CorruptBatchError(f"record decoder status {status}")
