@@ -370,3 +370,42 @@ def test_values_near_the_limits_agree(
         + wrapper(9, message(0, b"in", timestamp=legacy_ts) + message(1, b"v0", magic=0))
     )
     assert_agree(read_all(tmp_path, data))
+
+
+@pytest.mark.parametrize(
+    ("wrapper_offset", "inner_offsets"),
+    [
+        (0, [-3, -1]),
+        (12, [2, 0, 1]),
+        (-5, [-7, -6]),
+        (-5, [-7, -4]),  # below the last inner offset
+        (I64_MAX, [-2, -1]),  # W - L = 2^63: every offset still fits
+        (I64_MAX, [-1, -2]),  # the first does not
+        (I64_MAX, [-(2**63), -(2**63)]),
+        (-1, [-(2**63), -(2**63)]),
+        (-1, [0, -(2**63)]),
+        (5, [I64_MAX, 5]),
+    ],
+)
+def test_wrapper_offsets_at_the_limits_agree(tmp_path, wrapper_offset, inner_offsets):
+    inner = b"".join(message(o, b"i%d" % i) for i, o in enumerate(inner_offsets))
+    assert_agree(read_all(tmp_path, message(0, b"x") + wrapper(wrapper_offset, inner)))
+
+
+@SETTINGS
+@given(
+    wrapper_offset=near,
+    inner_offsets=st.lists(near, min_size=1, max_size=3),
+    inner_magic=st.lists(st.sampled_from((0, 1)), min_size=3, max_size=3),
+    timestamps=st.lists(near, min_size=4, max_size=4),
+    log_append=st.booleans(),
+)
+def test_wrappers_near_the_limits_agree(
+    tmp_path, wrapper_offset, inner_offsets, inner_magic, timestamps, log_append
+):
+    inner = b"".join(
+        message(o, b"i%d" % i, magic=inner_magic[i], timestamp=timestamps[i])
+        for i, o in enumerate(inner_offsets)
+    )
+    data = wrapper(wrapper_offset, inner, log_append=log_append, timestamp=timestamps[3])
+    assert_agree(read_all(tmp_path, data))
