@@ -25,6 +25,7 @@ import struct
 import zlib
 from contextlib import redirect_stderr, redirect_stdout
 
+import lz4.frame
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -91,8 +92,10 @@ def v2_batch(
     base_timestamp: int = TS0,
     max_timestamp: int | None = None,
     log_append: bool = False,
+    codec: int = 0,
 ) -> bytes:
-    """A v2 batch (``DefaultRecordBatch``) of (offset delta, timestamp delta, value) records."""
+    """A v2 batch (``DefaultRecordBatch``) of (offset delta, timestamp delta, value) records,
+    its records compressed with gzip (codec 1) or LZ4 frames (codec 3)."""
     payload = b""
     for delta, ts_delta, value in records:
         body = (
@@ -105,13 +108,15 @@ def v2_batch(
             + _zigzag(0)
         )
         payload += _zigzag(len(body)) + body
+    if codec:
+        payload = gzip.compress(payload) if codec == GZIP else lz4.frame.compress(payload)
     last_delta = max((d for d, _, _ in records), default=0)
     if max_timestamp is None:
         max_timestamp = base_timestamp + max((t for _, t, _ in records), default=0)
     after_crc = (
         struct.pack(
             ">hiqqqhii",
-            LOG_APPEND if log_append else 0,
+            (LOG_APPEND if log_append else 0) | codec,
             last_delta,
             base_timestamp,
             max_timestamp,
@@ -330,6 +335,25 @@ def test_an_offset_past_int64_is_damage_on_every_path(tmp_path):
         "(record at byte 8 of the records)"
     )
     assert [r.offset for r in got["records"]] == [0, 1]
+
+
+@pytest.mark.parametrize("codec", [GZIP, 3])
+def test_compressed_batches_agree_on_offsets_and_timestamps(tmp_path, codec):
+    """Decompressed in Python (gzip) or in the kernel (LZ4): the same nulls, the same damage
+    at the same byte of the decompressed records."""
+    far = -(2**62)
+    data = (
+        v2_batch(0, [(0, 0, b"a"), (1, far, b"b")], codec=codec)
+        + v2_batch(I64_MAX - 1, [(0, 0, b"c"), (1, 0, b"d"), (2, 0, b"e")], codec=codec)
+        + v2_batch(2, [(0, 0, b"f")], codec=codec, base_timestamp=far)
+    )
+    got = read_all(tmp_path, data)
+    assert_agree(got)
+    (error,) = got["reference_errors"]
+    assert error.reason.endswith(
+        "+ offset delta 2 exceeds 2^63-1 (record at byte 16 of the records)"
+    )
+    assert [(n.first_offset, n.count) for n in got["notes"]] == [(1, 1), (2, 1)]
 
 
 SETTINGS = settings(
