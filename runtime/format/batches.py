@@ -353,11 +353,8 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
     records = []
     for msg_in, computed in inner:
         offset = base + msg_in.offset
-        if offset > INT64_MAX:
-            raise CorruptBatchError(
-                f"offset overflow: wrapper offset {batch.base_offset} - last inner offset "
-                f"{inner[-1][0].offset} + inner offset {msg_in.offset} exceeds 2^63-1"
-            )
+        if offset > INT64_MAX:  # never below: base >= 0
+            raise wrapper_offset_overflow(batch.base_offset, inner[-1][0].offset, msg_in.offset)
         ts, ts_type = _inner_timestamp(batch, msg_in)
         records.append(
             Record(
@@ -421,6 +418,14 @@ def offset_overflow(base_offset: int, delta: int, position: int) -> CorruptBatch
     return CorruptBatchError(
         f"offset overflow: base offset {base_offset} + offset delta {delta} {bound} "
         f"(record at byte {position} of the records)"
+    )
+
+
+def wrapper_offset_overflow(wrapper: int, last_inner: int, inner: int) -> CorruptBatchError:
+    """An inner message whose absolute offset no Kafka can hold (past 2^63-1)."""
+    return CorruptBatchError(
+        f"offset overflow: wrapper offset {wrapper} - last inner offset {last_inner} + inner "
+        f"offset {inner} exceeds 2^63-1"
     )
 
 

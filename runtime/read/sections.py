@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
-from ..format.batches import invalid_wrapper_offset, offset_overflow
+from ..format.batches import invalid_wrapper_offset, offset_overflow, wrapper_offset_overflow
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
 from ..kernels import snappy as kernel_snappy
@@ -198,10 +198,7 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
         )
     if status == fs.E_OFFSET_RANGE:
         if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
-            return CorruptBatchError(
-                f"offset overflow: wrapper offset {arg} - last inner offset {arg2} + inner "
-                f"offset {inner} exceeds 2^63-1"
-            )
+            return wrapper_offset_overflow(arg, arg2, inner)
         return offset_overflow(int(sec[fs.S_BASE]), arg, at)
     if status == _E_WRAPPER_OFFSET:
         return invalid_wrapper_offset(arg, arg2)
