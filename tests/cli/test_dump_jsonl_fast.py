@@ -95,15 +95,17 @@ def legacy_entry(draw, base_offset: int) -> tuple[bytes, int]:
         )
         return entry, 1
     n = draw(st.integers(1, 4))
+    # Now and then an inner message of the other magic (KAFKA-4298's logs, sarama).
+    inner_magics = [draw(st.sampled_from((magic, magic, 1 - magic))) for _ in range(n)]
     inner = b"".join(
         build_legacy_message(
             offset=i if magic else base_offset + i,
             key=draw(payloads),
             value=draw(payloads),
-            magic=magic,
-            timestamp=ts(),
+            magic=inner_magic,
+            timestamp=TS0 + draw(st.integers(-(10**6), 10**6)) if inner_magic else None,
         )
-        for i in range(n)
+        for i, inner_magic in enumerate(inner_magics)
     )
     value = compress(codec, inner, magic=magic, kafka08_checksum=magic == 0 and codec == 3)
     wrapper = build_legacy_message(

@@ -219,15 +219,17 @@ def legacy_entry(draw, base_offset: int, codecs=LEGACY_CODECS) -> tuple[bytes, i
         return entry, 1
     n = draw(st.integers(1, 5))
     # v1 inner offsets are relative, the wrapper carries the last one; v0's are absolute.
+    # Now and then an inner message of the other magic (KAFKA-4298's logs, sarama).
+    inner_magics = [draw(st.sampled_from((magic, magic, 1 - magic))) for _ in range(n)]
     inner = b"".join(
         build_legacy_message(
             offset=i if magic else base_offset + i,
             key=draw(payloads),
             value=draw(payloads),
-            magic=magic,
-            timestamp=ts(),
+            magic=inner_magic,
+            timestamp=TS0 + draw(st.integers(-(10**6), 10**6)) if inner_magic else None,
         )
-        for i in range(n)
+        for i, inner_magic in enumerate(inner_magics)
     )
     value = compress(
         codec,
