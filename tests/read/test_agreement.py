@@ -134,7 +134,8 @@ def v2_batch(
 # --- the four readers -------------------------------------------------------------------------
 
 
-def _micros_or_none(ms: int | None) -> int | None:
+def _arrow_millis(ms: int | None) -> int | None:
+    """A timestamp as Arrow holds it: null where its microseconds do not fit an int64."""
     return None if ms is None or not -MS_MAX <= ms <= MS_MAX else ms
 
 
@@ -172,7 +173,7 @@ def assert_agree(got: dict) -> None:
     records = got["records"]
     # Arrow: the reference's rows, a timestamp it cannot hold null.
     want_rows = [
-        (r.offset, _micros_or_none(r.timestamp), r.timestamp_type, r.key, r.value) for r in records
+        (r.offset, _arrow_millis(r.timestamp), r.timestamp_type, r.key, r.value) for r in records
     ]
     for row in got["table"]:
         if row["timestamp"] is not None:
@@ -189,14 +190,14 @@ def assert_agree(got: dict) -> None:
     want_lines = []
     for r in records:
         line = record_json(r)
-        line["timestamp"] = _micros_or_none(r.timestamp)
+        line["timestamp"] = _arrow_millis(r.timestamp)
         want_lines.append(line)
     assert got["jsonl"] == want_lines
     errors = [line for line in got["stderr"] if line.startswith("error: ")]
     assert errors == [f"error: {e}" for e in reference]
     assert got["status"] == (1 if reference else 0)
     # Notes: one per batch with such records, and the dump's one stderr line.
-    far = [r for r in records if r.timestamp is not None and _micros_or_none(r.timestamp) is None]
+    far = [r for r in records if r.timestamp is not None and _arrow_millis(r.timestamp) is None]
     assert sum(n.count for n in got["notes"]) == len(far)
     warnings = [line for line in got["stderr"] if line.startswith("warning: ")]
     if far:
