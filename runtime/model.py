@@ -182,12 +182,34 @@ class TruncatedTail:
         return f"Found {self.size} invalid bytes at the end of {self.file or '<bytes>'}"
 
 
+@dataclass(slots=True, frozen=True)
+class TimestampsOutOfRange:
+    """Valid records of one batch whose timestamp has no int64 microsecond value (beyond
+    about ±292,000 years from 1970), the unit of Arrow's and Spark's timestamp column: Arrow
+    readers return them with a null timestamp; ``iter_records`` keeps the milliseconds."""
+
+    file: str | None
+    position: int  # the batch's
+    first_offset: int
+    count: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.file or '<bytes>'} @{self.position}: {self.count} record(s) from offset "
+            f"{self.first_offset} have a timestamp beyond Arrow's microsecond range; "
+            "their timestamp is null"
+        )
+
+
 @dataclass(slots=True)
 class Report:
-    """What a read found besides data: damaged batches (skip mode) and truncated tails."""
+    """What a read found besides data: damaged batches (skip mode) and truncated tails; and,
+    from the Arrow readers, batches whose records' timestamps Arrow cannot hold (not damage:
+    the records are returned, with a null timestamp)."""
 
     errors: list[Exception] = field(default_factory=list)
     truncated: list[TruncatedTail] = field(default_factory=list)
+    timestamps_out_of_range: list[TimestampsOutOfRange] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

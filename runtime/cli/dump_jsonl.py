@@ -7,10 +7,11 @@ twenty-seven. The lines are the ones ``iter_records`` and ``format/jsonform.reco
 (the tests compare them on the corpus and on generated and damaged logs), and so is what goes
 wrong: a damaged batch is named on stderr, the records of every intact one are printed.
 
-A batch the reference reads but Arrow cannot hold (an offset or a timestamp beyond what its
-columns take; ``columnar.UnrepresentableError``) is read again from the file by the reference
-decoder, and its records printed in their place. ``--batches`` prints batch headers, from the
-reference reader (``iter_batches``).
+A record whose timestamp Arrow's microseconds cannot hold is printed with a null timestamp, as
+every Arrow reader returns it, and one line on stderr says where the first one is and how many
+there are (``Report.timestamps_out_of_range``; the exit status stays 0: it is no damage);
+``dump --deep-iteration`` prints their milliseconds. ``--batches`` prints batch headers, from
+the reference reader (``iter_batches``).
 """
 
 from __future__ import annotations
@@ -20,13 +21,10 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from ..errors import KafkaFormatError
-from ..format.batches import ReadOptions, read_batch
-from ..format.framing import Frame
-from ..format.jsonform import batch_json, record_json
-from ..model import Batch, Record, Report
+from ..format.jsonform import batch_json
+from ..model import Batch, Report
 from ..progress import Progress
-from ..read.columnar import UnrepresentableError, iter_arrow_batches
+from ..read.columnar import iter_arrow_batches
 from ..read.jsonlines import JsonLines
 from ..read.reader import iter_batches
 from .dump_result import DumpResult
@@ -55,7 +53,20 @@ def dump_log_jsonl(
         err.write(f"error: {exc}\n")
     for tail in report.truncated:
         err.write(f"Found {tail.size} invalid bytes at the end of {tail.file}\n")
+    if report.timestamps_out_of_range:
+        err.write(f"warning: {_out_of_range(report)}\n")
     return result
+
+
+def _out_of_range(report: Report) -> str:
+    notes = report.timestamps_out_of_range
+    first = notes[0]
+    count = sum(note.count for note in notes)
+    return (
+        f"{count} record(s) in {len(notes)} batch(es) have a timestamp beyond Arrow's "
+        f"microsecond range, printed as null; the first: {first.file} @{first.position}, "
+        f"offset {first.first_offset} (dump --deep-iteration prints their milliseconds)"
+    )
 
 
 def _max_bytes(options: DumpOptions) -> dict[str, Any]:
@@ -67,73 +78,20 @@ def _max_bytes(options: DumpOptions) -> dict[str, Any]:
 def _records(
     path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
 ) -> None:
-    # ``found`` is the fast path's report; ``report`` gets it as the reference words it, its
-    # batches of values Arrow cannot hold read again (_errors).
-    found = Report()
     batches = iter_arrow_batches(
         path,
         isolation=options.isolation,  # type: ignore[arg-type]
         include_headers=True,
         verify_crc=options.verify_crc,
         errors="skip",
-        report=found,
+        report=report,
         progress=progress,
         **_max_bytes(options),
     )
     write = _writer(out)
-    seen = 0
     with JsonLines() as lines:
         for batch in batches:
-            # Errors the fast path reported since the last batch: every row before each of
-            # them was in the batches already written.
-            seen = _errors(found, seen, options, write, report)
             write(lines.encode(batch))
-        _errors(found, seen, options, write, report)
-    report.truncated.extend(found.truncated)
-
-
-def _errors(found: Report, seen: int, options: DumpOptions, write, report: Report) -> int:
-    for exc in found.errors[seen:]:
-        if isinstance(exc, UnrepresentableError):
-            _reread(exc, options, write, report)
-        else:
-            report.errors.append(exc)
-    return len(found.errors)
-
-
-def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Report) -> None:
-    """The batch the fast path could not hold, read again by the reference decoder: its
-    records, or the reference's own error for it (the fast path had stopped at the first
-    value out of range; the reference reads on). Under read_committed an aborted batch's
-    records are not printed, but its damage is reported, as the reference reports it."""
-    try:
-        batch = _read_frame(exc, options)
-    except KafkaFormatError as error:
-        report.errors.append(error)
-        return
-    except Exception:  # the file changed since, or a gap of the reference decoder
-        # Never a traceback: the fast path's verdict stands.
-        report.errors.append(exc)
-        return
-    if exc.admitted and batch.records and not batch.is_control:
-        write([_line(record).encode("ascii") for record in batch.records])
-
-
-def _read_frame(exc: KafkaFormatError, options: DumpOptions) -> Batch:
-    if exc.file is None or exc.position is None:
-        raise exc
-    with open(exc.file, "rb") as fh:
-        fh.seek(exc.position)
-        data = fh.read(12)
-        length = int.from_bytes(data[8:12], "big", signed=True)
-        data += fh.read(max(length, 0))
-    read = ReadOptions(options.verify_crc, True, **_max_bytes(options))
-    frame = Frame(exc.position, int.from_bytes(data[:8], "big", signed=True), data[16], data)
-    return read_batch(frame, read, file=exc.file)
-
-
-def _line(record: Record) -> str:
-    return json.dumps(record_json(record), separators=(",", ":")) + "\n"
 
 
 def _writer(out: TextIO):

@@ -59,6 +59,8 @@ V2_MIN_BATCH_LENGTH = layout.V2_MIN_BATCH_LENGTH
 
 LEGACY_PREFIX = struct.Struct(layout.LEGACY_HEADER_FORMAT)  # offset, size, crc, magic, attributes
 _LEGACY_TIMESTAMP = struct.Struct(">q")
+INT64_MAX = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
 
 # v0/v1 attributes keep the codec and timestamp type bits where v2 has them.
 CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
@@ -226,6 +228,9 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
             unread = body._io.size() - body._io.pos()
             raise CorruptBatchError(messages.record_size(body.offset_delta.value, unread))
         offset_delta = body.offset_delta.value
+        offset = batch.base_offset + offset_delta
+        if not INT64_MIN <= offset <= INT64_MAX:
+            raise offset_overflow(batch.base_offset, offset_delta, _record_position(parsed, raw))
         sequence = (
             increment_sequence(batch.base_sequence, offset_delta)
             if batch.base_sequence >= 0
@@ -233,7 +238,7 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
         )
         records.append(
             Record(
-                offset=batch.base_offset + offset_delta,
+                offset=offset,
                 timestamp=batch.max_timestamp
                 if log_append
                 else batch.base_timestamp + body.timestamp_delta.value,
@@ -346,26 +351,16 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
         raise CorruptBatchError(messages.inner_trailing(tails[0].size))
     if not inner:
         raise CorruptBatchError(messages.inner_none())
-    # v1 inner offsets are relative: the wrapper carries the last one's absolute offset.
-    # Wrappers written with offset 0 (some librdkafka versions) give a negative base: keep
-    # the relative offsets then, as kafka-python does.
-    base = 0
-    if batch.magic == 1:
-        base = batch.base_offset - inner[-1][0].offset
-        if base < 0:
-            base = 0
-    wrapper_log_append = batch.timestamp_type == 1
+    base = _wrapper_base(batch, inner[-1][0].offset)
     records = []
     for msg_in, computed in inner:
-        if batch.magic == 0:
-            ts, ts_type = None, -1
-        elif wrapper_log_append:
-            ts, ts_type = batch.base_timestamp, 1
-        else:
-            ts, ts_type = msg_in.timestamp, 0
+        offset = base + msg_in.offset
+        if offset > INT64_MAX:  # never below: base >= 0
+            raise wrapper_offset_overflow(batch.base_offset, inner[-1][0].offset, msg_in.offset)
+        ts, ts_type = _inner_timestamp(batch, msg_in)
         records.append(
             Record(
-                offset=base + msg_in.offset,
+                offset=offset,
                 timestamp=ts,
                 timestamp_type=ts_type,
                 key=getattr(msg_in, "key", None),
@@ -377,6 +372,73 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
             )
         )
     return records
+
+
+def _wrapper_base(batch: Batch, last_inner: int) -> int:
+    """What a compressed wrapper adds to its inner offsets, as Kafka's
+    ``AbstractLegacyRecordBatch.DeepRecordsIterator`` (constructor) computes it: v0 inner
+    offsets are absolute; v1 ones are relative, the wrapper carrying the last one's absolute
+    offset, except that a wrapper offset of 0 (certain librdkafka versions) keeps them as
+    they are, and one below the last inner offset is invalid."""
+    wrapper = batch.base_offset
+    if batch.magic == 0 or wrapper == 0:
+        return 0
+    if wrapper < last_inner:
+        raise invalid_wrapper_offset(wrapper, last_inner)
+    return wrapper - last_inner
+
+
+def invalid_wrapper_offset(wrapper: int, last_inner: int) -> CorruptBatchError:
+    """Kafka's words (``DeepRecordsIterator``) for a v1 wrapper offset below its last inner
+    offset, and not zero."""
+    return CorruptBatchError(
+        "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+        f"'{wrapper}' is less than the last inner message offset '{last_inner}' and it is not "
+        "zero."
+    )
+
+
+def _inner_timestamp(batch: Batch, msg_in: LegacyMessage) -> tuple[int | None, int]:
+    """An inner message's timestamp and type as Kafka reads them: ``DeepRecordsIterator``
+    gives a magic 1 inner message the wrapper's timestamp and timestamp type
+    (``LegacyRecord(buffer, wrapperRecordTimestamp, wrapperRecordTimestampType)``), and
+    ``LegacyRecord.timestamp()`` / ``timestampType(magic, wrapperType, attributes)`` then
+    give: magic 0 inner (KAFKA-4298's down-converted messages; sarama writes them too): no
+    timestamp (NO_TIMESTAMP) and NO_TIMESTAMP_TYPE, whatever the wrapper; magic 1: the
+    wrapper's timestamp under LogAppendTime, else its own, with the wrapper's type (a magic 0
+    wrapper's is NO_TIMESTAMP_TYPE)."""
+    if msg_in.magic == 0:
+        return None, -1
+    if batch.timestamp_type == 1:
+        return batch.base_timestamp, 1
+    return msg_in.timestamp, batch.timestamp_type
+
+
+def offset_overflow(base_offset: int, delta: int, position: int) -> CorruptBatchError:
+    """A v2 record whose offset no Kafka can hold (past the int64 range)."""
+    bound = "exceeds 2^63-1" if base_offset + delta > INT64_MAX else "is below -2^63"
+    return CorruptBatchError(
+        f"offset overflow: base offset {base_offset} + offset delta {delta} {bound} "
+        f"(record at byte {position} of the records)"
+    )
+
+
+def wrapper_offset_overflow(wrapper: int, last_inner: int, inner: int) -> CorruptBatchError:
+    """An inner message whose absolute offset no Kafka can hold (past 2^63-1)."""
+    return CorruptBatchError(
+        f"offset overflow: wrapper offset {wrapper} - last inner offset {last_inner} + inner "
+        f"offset {inner} exceeds 2^63-1"
+    )
+
+
+def _record_position(parsed: list, raw) -> int:
+    """Where a parsed record starts in the batch's (decompressed) records."""
+    position = 0
+    for other in parsed:
+        if other is raw:
+            return position
+        position += len(other.len_body.groups) + other.len_body.value
+    return position
 
 
 def count_cannot_fit(count: int, size: int) -> CorruptBatchError:

@@ -60,7 +60,11 @@ S_ERR_ARG3 = 17  # out: inner offset of a v0/v1 inner message in error
 S_PAYLOAD_START = 18  # FORMAT_PACKED_*: the compressed payload in the buffer
 S_PAYLOAD_END = 19
 S_CODEC = 20  # FORMAT_PACKED_*: its codec (kernel_payloads.SNAPPY, LZ4)
-SECTION_COLUMNS = 21
+# out: rows whose timestamp has no int64 microsecond value (Arrow's and Spark's column): they
+# are emitted with a null timestamp; the first one's offset.
+S_NULL_TS = 21
+S_NULL_TS_OFFSET = 22
+SECTION_COLUMNS = 23
 
 
 FORMAT_V2 = 0  # v2 records, back to back (the batch's payload, decompressed if need be)
@@ -81,8 +85,9 @@ E_NEGATIVE_LENGTH = 3  # record length, header count or header key length below 
 E_UTF8 = 4  # a header key that is not UTF-8
 E_RECORD_SIZE = 5  # bytes left in a record after its fields
 E_LEFTOVER = 6  # bytes after the last record
-E_OFFSET_RANGE = 7  # base offset + delta outside int64
-E_TIMESTAMP_RANGE = 8  # the timestamp in microseconds outside int64
+# base offset + delta outside int64 (ERR_ARG the delta, or the inner offset; ERR_POS the record)
+E_OFFSET_RANGE = 7
+E_TIMESTAMP_RANGE = 8  # no longer raised (such a timestamp is null, S_NULL_TS); kept for callers
 E_CRC = 9  # v0/v1 CRC-32: ERR_ARG computed, ERR_ARG2 stored (ERR_ARG3 inner offset)
 E_MESSAGE_EOF = 10  # a v0/v1 message whose key or value runs past its end
 E_INNER_MAGIC = 11  # ERR_ARG: the magic of an inner message that is not 0 or 1
@@ -90,11 +95,14 @@ E_INNER_NESTED = 12  # ERR_ARG3: offset of a compressed inner message
 E_INNER_TRAILING = 13  # ERR_ARG2: bytes after the last whole inner message
 E_INNER_NONE = 14  # a wrapper holding no message
 E_INNER_FRAMING = 15  # ERR_ARG: the length below 14, ERR_ARG3 the inner offset
-E_INNER_NO_TIMESTAMP = 16  # a magic 0 message inside a magic 1 wrapper (CreateTime)
+E_INNER_NO_TIMESTAMP = 16  # no longer raised: Kafka reads such a message (no timestamp)
 E_ROOM = 17  # not an error: the output buffers are full; decode from here with more room
 # FORMAT_PACKED_*: a payload that does not decompress, or (v2) a record count that cannot fit;
 # the Python path words the error.
 E_DECOMPRESS = 18
+# A v1 wrapper offset, not 0, below its last inner offset: ERR_ARG the wrapper offset, ERR_ARG2
+# the last inner offset (Kafka's "Found invalid wrapper offset").
+E_WRAPPER_OFFSET = 19
 
 # Cursors into the output buffers, in and out.
 C_ROWS = 0
@@ -267,6 +275,7 @@ def decode_sections(
         mark4 = cur[4]
         mark5 = cur[5]
         fmt = sec[S_FORMAT]
+        sec[S_NULL_TS] = 0
         status, err_pos, arg, arg2 = E_OK, end, 0, 0
         if fmt in (FORMAT_PACKED_V2, FORMAT_PACKED_WRAPPER):
             # Decompressed into the scratch first, then read as FORMAT_V2 or FORMAT_INNER
@@ -313,13 +322,15 @@ def decode_sections(
                     buf, start, end
                 )
                 has_ts = 1 if magic == 1 else 0
+                if has_ts and (timestamp > _MS_MAX or timestamp < _MS_MIN):
+                    has_ts = 0  # null in Arrow, counted for the report
+                    sec[S_NULL_TS] = 1
+                    sec[S_NULL_TS_OFFSET] = sec[S_BASE]
                 row = cur[0]
                 kb = cur[1]
                 vb = cur[2]
                 if err:
                     status, err_pos = err, p
-                elif has_ts and (timestamp > _MS_MAX or timestamp < _MS_MIN):
-                    status, err_pos = E_TIMESTAMP_RANGE, p
                 elif (
                     row >= rec_i64.shape[1]
                     or (klen > 0 and kb + klen > key_data.shape[0])
@@ -464,16 +475,14 @@ def _header_fields(buf, p, rend):
 @_jit_inline
 def _timestamp(log_append, base_ts, max_ts, ts_delta):
     """A v2 record's timestamp in milliseconds (the batch's largest under LogAppendTime),
-    and E_TIMESTAMP_RANGE when it has no int64 microsecond value."""
+    and whether it has an int64 microsecond value (else its row's timestamp is null)."""
     if log_append:
         ts = max_ts
     else:
         ts, ok = _checked_add(base_ts, ts_delta)
         if not ok:
-            return ts, E_TIMESTAMP_RANGE
-    if ts > _MS_MAX or ts < _MS_MIN:
-        return ts, E_TIMESTAMP_RANGE
-    return ts, E_OK
+            return ts, False
+    return ts, _MS_MIN <= ts <= _MS_MAX
 
 
 @_jit
@@ -506,13 +515,17 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
     nh = cur[3]
     hkb = cur[4]
     hvb = cur[5]
-    # The reference parses every record before checking sizes: keep the first body that is
-    # not fully used and report it only when the whole payload parsed.
-    bad_body_delta = np.int64(0)
-    bad_body_unread = np.int64(-1)
-    bad_body_pos = np.int64(0)
+    # The reference parses every record before checking each in turn: keep the first record
+    # whose body is not fully used or whose offset overflows, and report it only when the
+    # whole payload parsed.
+    bad_status = E_OK
+    bad_pos = np.int64(0)
+    bad_arg = np.int64(0)
+    bad_arg2 = np.int64(0)
+    nulls = 0
     p = start
     for _ in range(sec[S_COUNT]):
+        record_pos = p
         err, p, rend, ts_delta, offset_delta, key_pos, key_len, value_pos, value_len, count = (
             _record_fields(buf, p, end)
         )
@@ -542,18 +555,15 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
                 hvalid[nh] = 0
             hoff[1, nh + 1] = hvb
             nh += 1
-        if p != rend and bad_body_unread < 0:
-            bad_body_delta = offset_delta
-            bad_body_unread = rend - p
-            bad_body_pos = p
+        offset, ok = _checked_add(base, offset_delta)
+        if bad_status == E_OK:
+            if p != rend:
+                bad_status, bad_pos, bad_arg, bad_arg2 = E_RECORD_SIZE, p, offset_delta, rend - p
+            elif not ok:
+                bad_status, bad_pos, bad_arg = E_OFFSET_RANGE, record_pos, offset_delta
         p = rend
         # The record is whole: emit it.
-        offset, ok = _checked_add(base, offset_delta)
-        if not ok:
-            return E_OFFSET_RANGE, p, offset_delta, 0
-        ts, err = _timestamp(log_append, base_ts, max_ts, ts_delta)
-        if err:
-            return err, p, 0, 0
+        ts, representable = _timestamp(log_append, base_ts, max_ts, ts_delta)
         if (
             row >= row_room
             or (key_len > 0 and kb + key_len > key_end - key_address)
@@ -561,8 +571,15 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
         ):
             return E_ROOM, p, 0, 0
         rec_i64[0, row] = offset
-        rec_i64[1, row] = ts * 1000
-        valid[3, row] = 1
+        if representable:
+            rec_i64[1, row] = ts * 1000
+            valid[3, row] = 1
+        else:
+            rec_i64[1, row] = 0
+            valid[3, row] = 0
+            if nulls == 0:
+                sec[S_NULL_TS_OFFSET] = offset
+            nulls += 1
         ts_type[row] = tstype
         valid[0, row] = 1 if key_len >= 0 else 0
         if key_len >= 0:
@@ -580,8 +597,9 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
         row += 1
     if p != end:
         return E_LEFTOVER, p, 0, end - p
-    if bad_body_unread >= 0:
-        return E_RECORD_SIZE, bad_body_pos, bad_body_delta, bad_body_unread
+    if bad_status != E_OK:
+        return bad_status, bad_pos, bad_arg, bad_arg2
+    sec[S_NULL_TS] = nulls
     cur[0] = row
     cur[1] = kb
     cur[2] = vb
@@ -640,6 +658,8 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
     pos = start
     last_offset = np.int64(0)
     count = 0
+    nulls = 0
+    first_null = row0
     while end - pos > _UP_TO_MAGIC:
         inner_offset = be64(buf, pos)
         length = be32(buf, pos + 8)
@@ -662,16 +682,22 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
             stored = be32u(buf, pos + 12)
             if computed != stored:
                 return E_CRC, pos, computed, stored
-        if wrapper_magic == 0:
+        # As format/batches._inner_timestamp (Kafka's DeepRecordsIterator and LegacyRecord):
+        # a magic 0 inner message has no timestamp, whatever the wrapper; a magic 1 one the
+        # wrapper's under LogAppendTime, else its own, with the wrapper's type.
+        if magic == 0:
             ts, has_ts, tstype = np.int64(0), 0, -1
+        elif wrapper_magic == 0:
+            ts, has_ts, tstype = timestamp, 1, -1
         elif log_append:
             ts, has_ts, tstype = sec[S_BASE_TS], 1, 1
         else:
-            if magic != 1:
-                return E_INNER_NO_TIMESTAMP, pos, 0, 0
             ts, has_ts, tstype = timestamp, 1, 0
         if has_ts and (ts > _MS_MAX or ts < _MS_MIN):
-            return E_TIMESTAMP_RANGE, pos, 0, 0
+            has_ts = 0  # null in Arrow, counted for the report
+            if nulls == 0:
+                first_null = cur[0]
+            nulls += 1
         row = cur[0]
         kb = cur[1]
         vb = cur[2]
@@ -708,19 +734,29 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
         return E_INNER_TRAILING, pos, 0, end - pos
     if count == 0:
         return E_INNER_NONE, pos, 0, 0
-    base = np.int64(0)
-    if wrapper_magic == 1:
-        # wrapper offset - last inner offset, 0 when negative (wrappers written with offset 0)
-        if last_offset == _I64_MIN:
-            return E_OFFSET_RANGE, end, 0, 0
-        base, ok = _checked_add(sec[S_BASE], -last_offset)
-        if not ok:
-            return E_OFFSET_RANGE, end, 0, 0
-        if base < 0:
-            base = np.int64(0)
-    for r in range(row0, cur[0]):
-        offset, ok = _checked_add(rec_i64[0, r], base)
-        if not ok:
-            return E_OFFSET_RANGE, end, rec_i64[0, r], 0
-        rec_i64[0, r] = offset
+    # As format/batches._wrapper_base (Kafka's DeepRecordsIterator): v1 inner offsets are
+    # relative to wrapper offset - last inner offset, unless the wrapper offset is 0; one
+    # below the last inner offset is invalid. Then every offset is checked as the reference
+    # computes it, exactly: W - L fits a uint64 (W >= L), W - L + I must fit an int64.
+    wrapper = sec[S_BASE]
+    if wrapper_magic == 1 and wrapper != 0:
+        if wrapper < last_offset:
+            return E_WRAPPER_OFFSET, start, wrapper, last_offset
+        span = np.uint64(wrapper) - np.uint64(last_offset)
+        for r in range(row0, cur[0]):
+            inner = rec_i64[0, r]
+            if span <= np.uint64(_I64_MAX):
+                offset, ok = _checked_add(np.int64(span), inner)
+            elif inner < 0:
+                rest = span - (np.uint64(-(inner + 1)) + np.uint64(1))
+                offset, ok = np.int64(rest), rest <= np.uint64(_I64_MAX)
+            else:
+                offset, ok = np.int64(0), False
+            if not ok:
+                sec[S_ERR_ARG3] = inner
+                return E_OFFSET_RANGE, start, wrapper, last_offset
+            rec_i64[0, r] = offset
+    if nulls:
+        sec[S_NULL_TS] = nulls
+        sec[S_NULL_TS_OFFSET] = rec_i64[0, first_null]
     return E_OK, end, 0, 0

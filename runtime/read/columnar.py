@@ -31,11 +31,9 @@ bytes count four times), at most four are alive at once, and the pages of a mapp
 already decoded are given back with ``madvise(MADV_DONTNEED)``.
 
 Differences from the reference, by design: batches break at chunk boundaries (each has at most
-``batch_rows`` rows; the reference fills each to exactly ``batch_rows``), and where the
-reference fails with a non-Kafka exception (an offset or timestamp outside the int64 range of
-the Arrow column, a magic 0 message inside a magic 1 CreateTime wrapper) this raises, or
-reports, a CorruptBatchError. Parse errors have the reference's class, location and wording
-(``format/messages``).
+``batch_rows`` rows; the reference fills each to exactly ``batch_rows``). A timestamp Arrow's
+microseconds cannot hold is null in both, and reported here (``Report.timestamps_out_of_range``).
+Parse errors have the reference's class, location and wording (``format/messages``).
 """
 
 from __future__ import annotations
@@ -65,7 +63,7 @@ from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import Frame, end_of_walk, iter_stream_frames
 from ..format.sizes import max_record_count
 from ..kernels import fastscan as fs
-from ..model import Batch, ControlType, Record, Report, TruncatedTail
+from ..model import Batch, ControlType, Record, Report, TimestampsOutOfRange, TruncatedTail
 from ..progress import Progress
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
 
@@ -78,8 +76,8 @@ from .plan import prepare_v2 as _prepare_v2
 from .plan import prepare_wrapper as _prepare_wrapper
 from .plan import wrapper_value as wrapper_value
 from .reader import Errors, Isolation, damaged_batch
-from .sections import UnrepresentableError
 from .sections import kernel_error as _kernel_error
+from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, mappable_fileno, resolve
 from .transactions import AbortedTransactions, collect_aborted
@@ -87,7 +85,6 @@ from .transactions import AbortedTransactions, collect_aborted
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "HEADER_TYPE",
-    "UnrepresentableError",
     "arrow_schema",
     "iter_arrow_batches",
     "read_table",
@@ -289,6 +286,7 @@ class _Chunk:
     ref_rows: dict[int, list[Record]] = field(default_factory=dict)
     batches: list[pa.RecordBatch] = field(default_factory=list)
     rows_end: np.ndarray | None = None  # rows decoded up to and including each frame
+    null_timestamps: dict[int, TimestampsOutOfRange] = field(default_factory=dict)
 
 
 def _log_batches(
@@ -633,14 +631,13 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             if sec[fs.S_STATUS] == fs.E_DECOMPRESS
             else _kernel_error(sec)
         )
-        if isinstance(error, UnrepresentableError):
-            error.admitted = bool(sec[fs.S_KEEP])
         chunk.errors[i] = error.located(
             file=chunk.name,
             position=int(t[i, fs.F_POS]) + chunk.shift,
             base_offset=int(sections[k, fs.S_BASE]),
         )
     chunk.rows_end = np.maximum.accumulate(rows_end) if len(rows_end) else rows_end
+    chunk.null_timestamps = _null_timestamps(sections, frame_of, t, chunk.shift, chunk.name)
     del holders
     return chunk
 
@@ -652,6 +649,9 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
     """The chunk's rows in frame order, its errors raised or reported in the same order."""
     future.result()
     inp.release(chunk.end)  # decoded: its rows are copies, its frames no longer needed
+    opts.report.timestamps_out_of_range.extend(
+        chunk.null_timestamps[i] for i in sorted(chunk.null_timestamps)
+    )
     batches = chunk.batches
     events = sorted({*chunk.errors, *chunk.ref_rows})
     start = 0

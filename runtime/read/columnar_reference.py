@@ -51,7 +51,7 @@ def records_to_batch(
         pa.array([r.partition for r in rows], pa.int32()),
         pa.array([r.offset for r in rows], pa.int64()),
         pa.array(
-            [None if r.timestamp is None else r.timestamp * 1000 for r in rows],
+            [_micros(r.timestamp) for r in rows],
             pa.timestamp("us", tz="UTC"),
         ),
         pa.array([r.timestamp_type for r in rows], pa.int32()),
@@ -68,6 +68,17 @@ def records_to_batch(
             )
         )
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+#: The largest millisecond timestamp with an int64 microsecond value (Arrow's, Spark's).
+MAX_MILLIS = ((1 << 63) - 1) // 1000
+
+
+def _micros(timestamp: int | None) -> int | None:
+    """Microseconds for Arrow; null where they do not fit (``Report.timestamps_out_of_range``)."""
+    if timestamp is None or not -MAX_MILLIS <= timestamp <= MAX_MILLIS:
+        return None
+    return timestamp * 1000
 
 
 def reference_iter_arrow_batches(

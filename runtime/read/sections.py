@@ -1,7 +1,8 @@
 """The record decoder's call and output (``columnar.py``'s worker side): buffers from Arrow's
 memory pool, ``kernels.records.decode_sections`` over a run of sections, the buffers wrapped
-as the columns of a record batch without a copy; and the exceptions the reference raises for
-what the decoder found (``kernel_error``).
+as the columns of a record batch without a copy; the exceptions the reference raises for
+what the decoder found (``kernel_error``); and the records it emitted with a null timestamp,
+their value beyond Arrow's microseconds (``null_timestamps``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,14 @@ import pyarrow as pa
 
 from ..errors import CorruptBatchError, FramingError, KafkaFormatError
 from ..format import messages
+from ..format.batches import invalid_wrapper_offset, offset_overflow, wrapper_offset_overflow
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
 from ..kernels import snappy as kernel_snappy
+from ..kernels.records import E_WRAPPER_OFFSET as _E_WRAPPER_OFFSET
+from ..kernels.records import S_NULL_TS as _S_NULL_TS
+from ..kernels.records import S_NULL_TS_OFFSET as _S_NULL_TS_OFFSET
+from ..model import TimestampsOutOfRange
 from .columnar_reference import HEADER_TYPE
 from .plan import Options
 
@@ -143,13 +149,27 @@ def _repeat(value, kind, n: int) -> pa.Array:
     return pa.nulls(n, kind) if value is None else pa.repeat(pa.scalar(value, kind), n)
 
 
-class UnrepresentableError(CorruptBatchError):
-    """A batch whose records the reference reads but Arrow's columns cannot hold: an offset
-    or a timestamp (in microseconds) beyond int64.
-    ``admitted``: whether ``read_committed`` would have kept its records. A consumer of
-    objects (``dump --jsonl``) reads such a batch again with ``iter_records``' decoder."""
-
-    admitted: bool = True
+def null_timestamps(
+    sections: np.ndarray, frames: np.ndarray, table: np.ndarray, shift: int, file: str | None
+) -> dict[int, TimestampsOutOfRange]:
+    """Per frame index (``frames[k]`` for ``sections[k]``), the records the decoder emitted
+    with a null timestamp because Arrow's microseconds cannot hold it: only for batches that
+    decoded and whose rows are kept."""
+    hit = (
+        (sections[:, fs.S_STATUS] == fs.E_OK)
+        & (sections[:, fs.S_KEEP] != 0)
+        & (sections[:, _S_NULL_TS] > 0)
+    )
+    notes = {}
+    for k in np.flatnonzero(hit).tolist():
+        i = int(frames[k])
+        notes[i] = TimestampsOutOfRange(
+            file=file,
+            position=int(table[i, fs.F_POS]) + shift,
+            first_offset=int(sections[k, _S_NULL_TS_OFFSET]),
+            count=int(sections[k, _S_NULL_TS]),
+        )
+    return notes
 
 
 _MALFORMED = {
@@ -173,9 +193,11 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
     if status == fs.E_LEFTOVER:
         return CorruptBatchError(messages.leftover_bytes(arg2, int(sec[fs.S_COUNT])))
     if status == fs.E_OFFSET_RANGE:
-        return UnrepresentableError(messages.offset_out_of_range())
-    if status == fs.E_TIMESTAMP_RANGE:
-        return UnrepresentableError(messages.timestamp_out_of_range())
+        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
+            return wrapper_offset_overflow(arg, arg2, inner)
+        return offset_overflow(int(sec[fs.S_BASE]), arg, at)
+    if status == _E_WRAPPER_OFFSET:
+        return invalid_wrapper_offset(arg, arg2)
     if status == fs.E_CRC:
         if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
             return messages.crc_mismatch(arg2, arg, f"crc32 of inner message {inner}")
@@ -193,8 +215,4 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
     if status == fs.E_INNER_FRAMING:
         # As the reference: located inside the decompressed messages, not in the file.
         return FramingError(messages.inner_framing(arg), position=at, base_offset=inner)
-    if status == fs.E_INNER_NO_TIMESTAMP:
-        # Not UnrepresentableError: the reference cannot read it either (format/batches.py
-        # fails on the missing field), while Kafka reads it as NO_TIMESTAMP.
-        return CorruptBatchError(messages.inner_no_timestamp(inner))
     return CorruptBatchError(f"record decoder status {status}")

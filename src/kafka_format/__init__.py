@@ -34,6 +34,7 @@ _EXPORTS = {
         "Record",
         "Report",
         "TimestampType",
+        "TimestampsOutOfRange",
         "TruncatedTail",
     ),
     "runtime.read.reader": ("iter_batches", "iter_records"),

@@ -95,15 +95,17 @@ def legacy_entry(draw, base_offset: int) -> tuple[bytes, int]:
         )
         return entry, 1
     n = draw(st.integers(1, 4))
+    # Now and then an inner message of the other magic (KAFKA-4298's logs, sarama).
+    inner_magics = [draw(st.sampled_from((magic, magic, 1 - magic))) for _ in range(n)]
     inner = b"".join(
         build_legacy_message(
             offset=i if magic else base_offset + i,
             key=draw(payloads),
             value=draw(payloads),
-            magic=magic,
-            timestamp=ts(),
+            magic=inner_magic,
+            timestamp=TS0 + draw(st.integers(-(10**6), 10**6)) if inner_magic else None,
         )
-        for i in range(n)
+        for i, inner_magic in enumerate(inner_magics)
     )
     value = compress(codec, inner, magic=magic, kafka08_checksum=magic == 0 and codec == 3)
     wrapper = build_legacy_message(
@@ -165,14 +167,28 @@ def damaged_logs(draw) -> bytes:
     return bytes(data)
 
 
-def reference_jsonl(path: str, isolation: str, verify_crc: bool) -> tuple[str, Report]:
-    """What ``dump --jsonl`` printed before the fast path, and the damage it reported."""
+MS_MAX = (2**63 - 1) // 1000  # the largest millisecond timestamp Arrow's microseconds hold
+
+
+def _arrow_json(record) -> dict:
+    """``record_json``, with a timestamp Arrow cannot hold null, as every Arrow reader has it."""
+    line = record_json(record)
+    if line["timestamp"] is not None and not -MS_MAX <= line["timestamp"] <= MS_MAX:
+        line["timestamp"] = None
+    return line
+
+
+def reference_jsonl(path: str, isolation: str, verify_crc: bool) -> tuple[str, Report, int]:
+    """What ``dump --jsonl`` prints, the damage it reports, and how many timestamps it must
+    print null (as every Arrow reader; ``Report.timestamps_out_of_range``)."""
     report = Report()
     records = iter_records(
         path, isolation=isolation, verify_crc=verify_crc, errors="skip", report=report
     )
-    lines = "".join(json.dumps(record_json(r), separators=(",", ":")) + "\n" for r in records)
-    return lines, report
+    records = list(records)
+    lines = "".join(json.dumps(_arrow_json(r), separators=(",", ":")) + "\n" for r in records)
+    far = [r for r in records if r.timestamp is not None and _arrow_json(r)["timestamp"] is None]
+    return lines, report, len(far)
 
 
 def fast_jsonl(path: str, isolation: str, verify_crc: bool) -> tuple[int, str, str]:
@@ -185,7 +201,7 @@ def fast_jsonl(path: str, isolation: str, verify_crc: bool) -> tuple[int, str, s
 def check_same(tmp_path, data: bytes, isolation: str, verify_crc: bool) -> None:
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(data)
-    want_out, report = reference_jsonl(str(path), isolation, verify_crc)
+    want_out, report, nulls = reference_jsonl(str(path), isolation, verify_crc)
     status, out, err = fast_jsonl(str(path), isolation, verify_crc)
     assert out == want_out
     errors = [line for line in err.splitlines() if line.startswith("error: ")]
@@ -197,6 +213,10 @@ def check_same(tmp_path, data: bytes, isolation: str, verify_crc: bool) -> None:
         f"Found {t.size} invalid bytes at the end of {t.file}" for t in report.truncated
     ]
     assert status == (1 if report.errors else 0)
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == (1 if nulls else 0)
+    if nulls:
+        assert f"{nulls} record(s)" in warnings[0]
 
 
 def _where(line: str) -> str:
@@ -233,29 +253,33 @@ def test_damaged_logs_same_lines_and_errors_as_the_reference(tmp_path, data, iso
     check_same(tmp_path, data, isolation, verify_crc)
 
 
-def test_timestamps_and_offsets_arrow_cannot_hold_are_printed_as_the_reference_reads_them(
-    tmp_path,
-):
-    """A timestamp beyond Arrow's microseconds and an offset past int64 (the fast path cannot
-    hold them): the batch is read again by the reference decoder and printed in its place."""
+def test_timestamps_arrow_cannot_hold_are_null_and_offsets_past_int64_are_damage(tmp_path):
+    """A timestamp beyond Arrow's microseconds: printed null, one warning line, status 0; an
+    offset past int64: damage, as the reference reads it."""
     far = 2**62  # milliseconds: 2**62 * 1000 overflows int64 microseconds
-    data = (
-        build_record_batch([{"value": b"before"}], base_offset=0, base_timestamp=TS0)
-        + build_record_batch([{"value": b"far"}], base_offset=1, base_timestamp=far)
-        + build_record_batch(
+    parts = [
+        build_record_batch([{"value": b"before"}], base_offset=0, base_timestamp=TS0),
+        build_record_batch([{"value": b"far"}], base_offset=1, base_timestamp=far),
+        build_record_batch(
             [{"value": b"a"}, {"value": b"b", "offset_delta": 10}],
             base_offset=2**63 - 5,
             base_timestamp=TS0,
-        )
-        + build_record_batch([{"value": b"after"}], base_offset=3, base_timestamp=TS0)
-    )
+        ),
+        build_record_batch([{"value": b"after"}], base_offset=3, base_timestamp=TS0),
+    ]
+    data = b"".join(parts)
     check_same(tmp_path, data, "read_uncommitted", True)
     log = str(tmp_path / "00000000000000000000.log")
-    status, out, _ = fast_jsonl(log, "read_uncommitted", True)
+    status, out, err = fast_jsonl(log, "read_uncommitted", True)
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [r["offset"] for r in rows] == [0, 1, 2**63 - 5, 2**63 + 5, 3]
-    assert rows[1]["timestamp"] == far
-    assert status == 0
+    assert [r["offset"] for r in rows] == [0, 1, 3]
+    assert rows[1]["timestamp"] is None
+    error, warning = err.splitlines()
+    assert error.startswith(f"error: {log} @{len(parts[0]) + len(parts[1])} ")
+    assert "offset overflow" in error
+    assert warning.startswith("warning: 1 record(s) in 1 batch(es)")
+    assert f"{log} @{len(parts[0])}, offset 1" in warning
+    assert status == 1  # the damage; the null timestamp alone leaves it 0
 
 
 def test_header_keys_escaped_as_json_dumps_escapes_them(tmp_path):
@@ -269,9 +293,8 @@ def test_header_keys_escaped_as_json_dumps_escapes_them(tmp_path):
     assert "\\ud83d\\ude00" in out and "\\u007f" in out
 
 
-def test_a_magic_0_message_in_a_magic_1_create_time_wrapper_is_one_error_line(tmp_path):
-    """The reference decoder fails on it with an AttributeError (no timestamp field); the dump
-    names the batch on stderr, prints the records around it and never a traceback."""
+def test_a_magic_0_message_in_a_magic_1_create_time_wrapper_has_no_timestamp(tmp_path):
+    """Kafka reads it (DeepRecordsIterator): no timestamp, NO_TIMESTAMP_TYPE."""
     inner = build_legacy_message(offset=0, value=b"old", magic=0) + build_legacy_message(
         offset=1, value=b"new", magic=1, timestamp=TS0
     )
@@ -280,13 +303,18 @@ def test_a_magic_0_message_in_a_magic_1_create_time_wrapper_is_one_error_line(tm
     )
     before = build_legacy_message(offset=8, value=b"x", magic=1, timestamp=TS0)
     after = build_legacy_message(offset=11, value=b"y", magic=1, timestamp=TS0)
-    path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(before + wrapper + after)
-    status, out, err = fast_jsonl(str(path), "read_uncommitted", True)
-    assert status == 1
-    assert [json.loads(line)["offset"] for line in out.splitlines()] == [8, 11]
-    (line,) = err.splitlines()
-    assert line.startswith(f"error: {path} @{len(before)} ") and "no timestamp" in line
+    check_same(tmp_path, before + wrapper + after, "read_uncommitted", True)
+    status, out, err = fast_jsonl(
+        str(tmp_path / "00000000000000000000.log"), "read_uncommitted", True
+    )
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["offset"], r["timestamp"], r["timestampType"]) for r in rows] == [
+        (8, TS0, 0),
+        (9, None, -1),
+        (10, TS0, 0),
+        (11, TS0, 0),
+    ]
+    assert (status, err) == (0, "")
 
 
 def test_an_aborted_batch_arrow_cannot_hold_is_dropped_under_read_committed(tmp_path):
@@ -300,9 +328,10 @@ def test_an_aborted_batch_arrow_cannot_hold_is_dropped_under_read_committed(tmp_
     for isolation, values in (("read_committed", ["plain"]), ("read_uncommitted", None)):
         check_same(tmp_path, data, isolation, True)
         status, out, err = fast_jsonl(str(tmp_path / "00000000000000000000.log"), isolation, True)
-        assert (status, err) == (0, "")
         rows = [json.loads(line) for line in out.splitlines()]
         if values is not None:
             assert [base64.b64decode(r["value"]).decode() for r in rows] == values
+            assert (status, err) == (0, "")  # the dropped batch's timestamp is no one's concern
         else:
-            assert rows[0]["timestamp"] == far and len(rows) == 2
+            assert rows[0]["timestamp"] is None and len(rows) == 2
+            assert status == 0 and err.startswith("warning: 1 record(s)")

@@ -4,10 +4,9 @@ Oracle: ``columnar_reference`` — ``iter_records`` over the Kaitai-generated pa
 Arrow rows one by one. Both must give the same table, the same report (errors by class,
 position and base offset; truncated tails) and raise the same exception class at the same
 place, on every corpus set and on generated record sets of every magic and codec, built here
-with the Construct builders (schemas/) and runtime/codecs.compress. The reference has three
-known gaps, where it fails with a non-Kafka exception (pyarrow overflow for offsets or
-timestamps outside int64, AttributeError for a magic 0 message inside a magic 1 CreateTime
-wrapper); there the fast path must raise a CorruptBatchError instead.
+with the Construct builders (schemas/) and runtime/codecs.compress. The reference's old gaps
+(offsets past int64, timestamps beyond Arrow's microseconds, magic 0 messages in magic 1
+wrappers) are closed: both paths must agree there too (``test_agreement.py``).
 """
 
 from __future__ import annotations
@@ -78,25 +77,13 @@ def fast(source, **options) -> Outcome:
 
 def reference(source, **options) -> Outcome:
     options = {k: v for k, v in options.items() if k not in FAST_OPTIONS}
-    # Row by row: the reference meets its gaps when it converts rows to Arrow, which with
-    # bigger batches comes after it has read (and perhaps failed on) the batches behind.
     options.setdefault("batch_rows", 1)
-    try:
-        return read(reference_read_table, source, **options)
-    except (OverflowError, pa.ArrowInvalid, AttributeError) as exc:
-        # The reference's known gaps (see the module doc): no outcome to compare with.
-        return Outcome(None, ("reference-gap", type(exc).__name__), [], [])
+    return read(reference_read_table, source, **options)
 
 
 def assert_same(source, **options) -> Outcome:
     got = fast(source, **options)
     want = reference(source, **options)
-    if want.error and want.error[0] == "reference-gap":
-        # Raised, or with errors="skip" reported, as a CorruptBatchError (the subclass
-        # UnrepresentableError: values Arrow cannot hold).
-        found = [got.error] if got.error else got.report_errors
-        assert {"CorruptBatchError", "UnrepresentableError"} & {e[0] for e in found}, got
-        return got
     assert got.error == want.error
     assert got.report_errors == want.report_errors
     assert got.truncated == want.truncated
@@ -232,15 +219,17 @@ def legacy_entry(draw, base_offset: int, codecs=LEGACY_CODECS) -> tuple[bytes, i
         return entry, 1
     n = draw(st.integers(1, 5))
     # v1 inner offsets are relative, the wrapper carries the last one; v0's are absolute.
+    # Now and then an inner message of the other magic (KAFKA-4298's logs, sarama).
+    inner_magics = [draw(st.sampled_from((magic, magic, 1 - magic))) for _ in range(n)]
     inner = b"".join(
         build_legacy_message(
             offset=i if magic else base_offset + i,
             key=draw(payloads),
             value=draw(payloads),
-            magic=magic,
-            timestamp=ts(),
+            magic=inner_magic,
+            timestamp=TS0 + draw(st.integers(-(10**6), 10**6)) if inner_magic else None,
         )
-        for i in range(n)
+        for i, inner_magic in enumerate(inner_magics)
     )
     value = compress(
         codec,
@@ -779,10 +768,11 @@ def test_a_batch_of_no_records_is_not_decompressed():
 
 def test_offset_beyond_int64_is_a_corrupt_batch():
     data = build_record_batch([{"value": b"v", "offset_delta": 5}], base_offset=2**63 - 2)
-    with pytest.raises(kf.CorruptBatchError):
+    with pytest.raises(kf.CorruptBatchError, match="offset overflow") as fast_error:
         columnar.read_table(data)
-    with pytest.raises(OverflowError):  # the reference's gap, which the fast path closes
+    with pytest.raises(kf.CorruptBatchError, match="offset overflow") as reference_error:
         reference_read_table(data)
+    assert str(fast_error.value) == str(reference_error.value)
 
 
 def test_short_copies_stay_within_both_limits():
