@@ -81,7 +81,7 @@ from .reader import Errors, Isolation, damaged_batch
 from .sections import UnrepresentableError
 from .sections import kernel_error as _kernel_error
 from .sections import run_kernel as _run_kernel
-from .sources import LogInput, Source, mappable_fileno, resolve
+from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 __all__ = [
@@ -151,10 +151,9 @@ def iter_arrow_batches(
     committed: _CommittedFilter | None = None
     name = None
     if isolation == "read_committed":
-        if hasattr(source, "read") and mappable_fileno(source) is None:
-            # Two passes over a stream that cannot be mapped need it in memory.
-            name = getattr(source, "name", None) or "<stream>"
-            source = source.read()
+        if reads_once(source):
+            # Two passes over a stream (or a pipe's path) need it in memory.
+            source, name = read_once(source)
         committed = _CommittedFilter(_collect_aborted(source, opts, name))
     workers = threads if threads is not None else min(2, _CPUS)
     with _Pipeline(max(1, workers)) as pipeline:
@@ -200,7 +199,7 @@ class _Input:
 
 @contextmanager
 def _open_input(log: LogInput) -> Iterator[_Input]:
-    if log.path is None:
+    if log.path is None or is_stream_path(log.path):
         with log.open() as opened:
             if isinstance(opened, memoryview):
                 yield _Input(buf=np.frombuffer(opened, np.uint8), view=opened)
