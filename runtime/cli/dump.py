@@ -22,13 +22,14 @@ every record took minutes.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import CrcMismatchError, KafkaFormatError
-from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT
+from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
 from ..model import Report
 from ..progress import Progress, wanted
@@ -36,12 +37,17 @@ from ..read.reader import iter_batches
 from ..read.sources import resolve
 from .args import positive_int
 from .dump_files import (
+    UNKNOWN_FILES,
+    UNKNOWN_SUFFIXES,
     base_offset_of,
     dump_index,
     dump_leader_epochs,
+    dump_offset_checkpoint,
+    dump_partition_metadata,
     dump_snapshot,
     dump_time_index,
     dump_txn_index,
+    dump_unknown,
     log_beside,
 )
 from .dump_jsonl import dump_log_jsonl, tracked
@@ -96,17 +102,36 @@ def dump_log(
     progress: Progress | None = None,
 ) -> DumpResult:
     """A log, a KRaft ``.checkpoint``, any file of batches, or a partition directory, as
-    kafka-dump-log prints it."""
+    kafka-dump-log prints it. A directory's segments are dumped one by one, each after its
+    own ``Dumping FILE`` and ``Log starting offset: N`` lines, as kafka-dump-log prints them
+    when given the files: a batch's ``position:`` can then be found again."""
     if options.jsonl:
         return dump_log_jsonl(path, options, out, err, progress)
     result = DumpResult()
+    if not os.path.isdir(path):
+        _dump_one_log(path, options, out, err, progress, result)
+        return result
+    for log in resolve(path):
+        out.write(f"Dumping {log.name}\n")
+        _dump_one_log(log.name, options, out, err, progress, result)
+    return result
+
+
+def _dump_one_log(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None,
+    result: DumpResult,
+) -> None:
     report = Report()
     header = _log_header(path)
     if header is not None:
         out.write(header + "\n")
     deep = options.deep_iteration or options.print_data_log
-    current_file: str | None = None
     last_offset: int | None = None
+    reported = 0  # errors of iter_batches' report printed with their batch
     batches = iter_batches(
         path,
         records=deep,
@@ -117,12 +142,16 @@ def dump_log(
     )
     for batch in tracked(batches, progress):
         if options.max_bytes is not None and batch.position + batch.size > options.max_bytes:
+            # kafka-dump-log stops there silently (DumpLogSegments.printTrailingBytes prints
+            # nothing under --max-bytes); say on stderr where and why the dump stopped.
+            err.write(
+                f"note: {path}: --max-bytes {options.max_bytes} stops before the batch at "
+                f"position {batch.position} ({batch.size} bytes)\n"
+            )
             break
-        if batch.file != current_file:
-            # Offsets are followed file by file, as kafka-dump-log dumps one file at a time.
-            current_file, last_offset = batch.file, None
         out.write(batch_line(batch, batch.position) + "\n")
         problem = batch.error
+        reported += problem is not None
         if problem is None and batch.crc_valid is False:
             problem = CrcMismatchError(
                 batch.crc,
@@ -138,12 +167,11 @@ def dump_log(
         if deep and batch.records:
             for record in batch.records:
                 if last_offset is not None and record.offset != last_offset + 1:
-                    gaps = result.non_consecutive.setdefault(absolute(current_file or path), [])
+                    gaps = result.non_consecutive.setdefault(absolute(batch.file or path), [])
                     gaps.append((last_offset, record.offset))
                 last_offset = record.offset
                 out.write(record_line(batch, record, options) + "\n")
-    _report_tail_and_errors(report, options, out, err, result, already=len(result.errors))
-    return result
+    _report_tail_and_errors(report, options, out, err, result, already=reported)
 
 
 def _max_bytes(options: DumpOptions) -> dict:
@@ -178,6 +206,12 @@ def dumper_for(path: str) -> Dumper:
     name = Path(path).name
     if name == LEADER_EPOCH_CHECKPOINT:
         return dump_leader_epochs
+    if name in OFFSET_CHECKPOINTS:
+        return dump_offset_checkpoint
+    if name == PARTITION_METADATA:
+        return dump_partition_metadata
+    if name in UNKNOWN_FILES or Path(name).suffix in UNKNOWN_SUFFIXES:
+        return dump_unknown
     parsed = parse_segment_file_name(name)
     kind = parsed.kind if parsed is not None else None
     if kind is None:
@@ -227,7 +261,8 @@ def dump(
     everything = DumpResult()
     try:
         for path in paths:
-            if not options.jsonl:
+            if not options.jsonl and not (dumper_for(path) is dump_log and os.path.isdir(path)):
+                # A directory's segments each get their own line (dump_log).
                 out.write(f"Dumping {path}\n")
             try:
                 result = dumper_for(path)(path, options, out, messages, progress)

@@ -1,0 +1,152 @@
+"""``dump`` as operators use it on a broker's data directory: a partition directory dumped
+segment by segment (``Dumping FILE`` / ``Log starting offset: N`` before each, as
+kafka-dump-log prints them, ``DumpLogSegments.execute`` and ``dumpLog``), the text files of
+a data directory, kafka-dump-log's flag names, and ``--max-bytes``.
+
+Oracles: the positions and offsets known from how the segments were built, and the same
+segments dumped one by one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from kafka_format.runtime.cli import main
+
+T0 = 1_700_000_000_000
+
+
+def batch(base: int, n: int) -> bytes:
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    for i in range(n):
+        builder.append(i, T0 + i, b"k", f"v{base + i}".encode(), [])
+    raw = bytearray(builder.build())
+    raw[0:8] = base.to_bytes(8, "big")
+    return bytes(raw)
+
+
+def dump_here(*args: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(["dump", "-q", *map(str, args)])
+        except SystemExit as exc:
+            status = exc.code
+    assert "Traceback" not in err.getvalue()
+    return status, out.getvalue(), err.getvalue()
+
+
+def partition(tmp_path: Path) -> tuple[Path, list[Path]]:
+    directory = tmp_path / "orders-3"
+    directory.mkdir()
+    first = directory / "00000000000000000000.log"
+    first.write_bytes(batch(0, 2) + batch(2, 2))
+    second = directory / "00000000000000000004.log"
+    second.write_bytes(batch(4, 3) + b"\0" * 10)
+    (directory / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
+    return directory, [first, second]
+
+
+def test_directory_dumped_segment_by_segment(tmp_path):
+    directory, (first, second) = partition(tmp_path)
+    status, out, _ = dump_here(directory)
+    assert status == 0
+    lines = out.splitlines()
+    heads = [(n, line) for n, line in enumerate(lines) if not line.startswith("baseOffset")]
+    assert [line for _, line in heads] == [
+        f"Dumping {first}",
+        "Log starting offset: 0",
+        f"Dumping {second}",
+        "Log starting offset: 4",
+        "Found 10 invalid bytes at the end of 00000000000000000004.log",
+    ]
+    # Each segment's batch lines follow its own header, positions restarting at 0.
+    positions = [line.split(" position: ")[1].split()[0] for line in lines if "position:" in line]
+    assert positions == ["0", str(len(batch(0, 2))), "0"]
+    # The same lines as dumping the two files, which is how kafka-dump-log is run.
+    status, one_by_one, _ = dump_here(first, second)
+    assert one_by_one == out
+
+
+def test_log_directory_of_partitions(tmp_path):
+    _, (first, second) = partition(tmp_path)
+    other = tmp_path / "audit-0"
+    other.mkdir()
+    (other / "00000000000000000010.log").write_bytes(batch(10, 1))
+    _, out, _ = dump_here(tmp_path)
+    dumping = [line for line in out.splitlines() if line.startswith("Dumping ")]
+    assert dumping == [
+        f"Dumping {other / '00000000000000000010.log'}",
+        f"Dumping {first}",
+        f"Dumping {second}",
+    ]
+
+
+def test_offset_checkpoints_and_partition_metadata_decoded(tmp_path):
+    directory, _ = partition(tmp_path)
+    names = (
+        "recovery-point-offset-checkpoint",
+        "log-start-offset-checkpoint",
+        "replication-offset-checkpoint",
+        "cleaner-offset-checkpoint",
+    )
+    for name in names:
+        (tmp_path / name).write_text("0\n2\norders 3 7\naudit 0 12\n")
+    metadata = directory / "partition.metadata"
+    status, out, err = dump_here(*(tmp_path / name for name in names), metadata)
+    assert (status, err) == (0, "")
+    expected = []
+    for name in names:
+        expected += [
+            f"Dumping {tmp_path / name}",
+            "topic: orders partition: 3 offset: 7",
+            "topic: audit partition: 0 offset: 12",
+        ]
+    expected += [f"Dumping {metadata}", "version: 0 topicId: AAAAAAAAAAAAAAAAAAAAAQ"]
+    assert out.splitlines() == expected
+    assert "invalid bytes" not in out
+    status, out, _ = dump_here("--jsonl", tmp_path / names[0], metadata)
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"topic": "orders", "partition": 3, "offset": 7},
+        {"topic": "audit", "partition": 0, "offset": 12},
+        {"version": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"},
+    ]
+
+
+def test_damaged_checkpoint_is_one_line_and_status_1(tmp_path):
+    path = tmp_path / "recovery-point-offset-checkpoint"
+    path.write_text("0\n3\norders 3 7\n")
+    status, out, err = dump_here(path)
+    assert status == 1
+    assert out.splitlines() == [f"Dumping {path}"]
+    assert len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_text_files_kafka_does_not_know_are_ignored_as_it_does(tmp_path):
+    meta = tmp_path / "meta.properties"
+    meta.write_text("version=1\nnode.id=1\ncluster.id=abc\n")
+    quorum = tmp_path / "quorum-state"
+    quorum.write_text('{"leaderId":1,"leaderEpoch":3,"votedId":-1,"data_version":1}')
+    status, out, err = dump_here(meta, quorum)
+    assert status == 0
+    assert out.splitlines() == [f"Dumping {meta}", f"Dumping {quorum}"]
+    assert err.splitlines() == [f"Ignoring unknown file {meta}", f"Ignoring unknown file {quorum}"]
+
+
+def test_max_bytes_stops_as_kafka_does_and_says_so_on_stderr(tmp_path):
+    _, (first, _) = partition(tmp_path)
+    one = len(batch(0, 2))
+    status, out, err = dump_here("--max-bytes", one + 10, first)
+    assert status == 0
+    assert sum(line.startswith("baseOffset") for line in out.splitlines()) == 1
+    # DumpLogSegments.printTrailingBytes prints nothing under --max-bytes: stdout as Kafka's.
+    assert "invalid bytes" not in out
+    assert err.splitlines() == [
+        f"note: {first}: --max-bytes {one + 10} stops before the batch at position {one} "
+        f"({len(batch(2, 2))} bytes)"
+    ]
