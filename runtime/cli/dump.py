@@ -35,7 +35,7 @@ from ..model import Report
 from ..progress import Progress, wanted
 from ..read.reader import iter_batches
 from ..read.sources import resolve
-from .args import positive_int
+from .args import decoder_class, positive_int
 from .dump_files import (
     UNKNOWN_FILES,
     UNKNOWN_SUFFIXES,
@@ -325,6 +325,15 @@ def register(sub) -> None:
     )
     d.add_argument("--key-decoder", choices=sorted(DECODERS), default="string")
     d.add_argument("--value-decoder", choices=sorted(DECODERS), default="string")
+    for part in ("key", "value"):
+        d.add_argument(
+            f"--{part}-decoder-class",
+            nargs="?",
+            const="kafka.serializer.StringDecoder",
+            metavar="CLASS",
+            help=f"kafka-dump-log's form: kafka.serializer.StringDecoder (the default), "
+            f"DefaultDecoder (as hex), IntegerDecoder, LongDecoder; sets the {part} decoder",
+        )
     internal = d.add_mutually_exclusive_group()
     internal.add_argument(
         "--offsets-decoder",
@@ -397,8 +406,19 @@ def _run_dump(args: argparse.Namespace) -> int:
         files.extend(f for f in args.files_opt.split(",") if f)
     if not files:
         args.dump_parser.error("no FILE given (as arguments or --files F1,F2)")
+    # As kafka-dump-log: naming a decoder class, even the default one, prints the data.
+    classes_given = args.key_decoder_class is not None or args.value_decoder_class is not None
+    try:
+        if args.key_decoder_class is not None:
+            args.key_decoder = decoder_class(args.key_decoder_class)
+        if args.value_decoder_class is not None:
+            args.value_decoder = decoder_class(args.value_decoder_class)
+    except ValueError as exc:
+        print(f"kafka-format dump: error: {exc}", file=sys.stderr)
+        return 2
     decoders_given = (
-        args.key_decoder != "string"
+        classes_given
+        or args.key_decoder != "string"
         or args.value_decoder != "string"
         or args.record_decoder is not None
     )

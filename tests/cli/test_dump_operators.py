@@ -150,3 +150,40 @@ def test_max_bytes_stops_as_kafka_does_and_says_so_on_stderr(tmp_path):
         f"note: {first}: --max-bytes {one + 10} stops before the batch at position {one} "
         f"({len(batch(2, 2))} bytes)"
     ]
+
+
+def test_kafka_dump_log_decoder_class_flags(tmp_path):
+    _, (first, _) = partition(tmp_path)
+    _, ours, _ = dump_here("--print-data-log", first)
+    # Naming a decoder class, even the default, prints the data (shouldPrintDataLog).
+    for flag in ("--value-decoder-class", "--key-decoder-class"):
+        for cls in ("kafka.serializer.StringDecoder", "org.apache.kafka.tools.api.StringDecoder"):
+            status, out, err = dump_here(flag, cls, first)
+            assert (status, err, out) == (0, "", ours)
+    status, out, _ = dump_here(first, "--value-decoder-class")  # the value is optional
+    assert (status, out) == (0, ours)
+    status, out, _ = dump_here("--value-decoder-class", "kafka.serializer.DefaultDecoder", first)
+    assert "payload: 7630 " in out.replace("\n", " ") + " "  # b"v0" as hex
+    status, out, err = dump_here("--key-decoder-class", "com.acme.AvroDecoder", first)
+    assert (status, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "com.acme.AvroDecoder" in err
+
+
+def test_integer_and_long_decoders(tmp_path):
+    log = tmp_path / "00000000000000000000.log"
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    builder.append(0, T0, (-2).to_bytes(4, "big", signed=True), (7).to_bytes(8, "big"), [])
+    builder.append(1, T0, b"abc", b"x", [])
+    log.write_bytes(bytes(builder.build()))
+    _, out, _ = dump_here(
+        "--key-decoder-class",
+        "org.apache.kafka.tools.api.IntegerDecoder",
+        "--value-decoder-class",
+        "kafka.serializer.LongDecoder",
+        log,
+    )
+    records = [line for line in out.splitlines() if line.startswith("|")]
+    assert records[0].endswith("key: -2 payload: 7")
+    assert records[1].endswith(
+        "key: <not a 4-byte integer: 616263> payload: <not a 8-byte integer: 78>"
+    )
