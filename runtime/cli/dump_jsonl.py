@@ -3,9 +3,11 @@
 Records are read by the columnar fast path (``iter_arrow_batches``: numba kernels into Arrow)
 and written as lines by ``read/jsonlines`` from the Arrow buffers, with no Python object per
 record: about three times what ``read_table`` takes, where building each line in Python took
-twenty-seven. The lines are the ones ``iter_records`` and ``format/jsonform.record_json`` give
-(the tests compare them on the corpus and on generated and damaged logs), and so is what goes
-wrong: a damaged batch is named on stderr, the records of every intact one are printed.
+twenty-seven. The lines are the ones ``iter_records`` and ``format/jsonform.record_json`` give, then
+``topic``, ``partition``, ``file`` and ``position`` (the byte position of the record's batch),
+so that a record can be found again (the tests compare them on the corpus and on generated and
+damaged logs), and so is what goes wrong: a damaged batch is named on stderr, the records of
+every intact one are printed.
 
 A batch the reference reads but Arrow cannot hold (an offset or a timestamp beyond what its
 columns take; ``columnar.UnrepresentableError``) is read again from the file by the reference
@@ -29,6 +31,7 @@ from ..progress import Progress
 from ..read.columnar import UnrepresentableError, iter_arrow_batches
 from ..read.jsonlines import JsonLines
 from ..read.reader import iter_batches
+from ..read.sources import resolve
 from .dump_result import DumpResult
 from .text import DumpOptions
 
@@ -78,6 +81,7 @@ def _records(
         errors="skip",
         report=found,
         progress=progress,
+        include_position=True,
         **_max_bytes(options),
     )
     write = _writer(out)
@@ -116,7 +120,8 @@ def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Repo
         report.errors.append(exc)
         return
     if exc.admitted and batch.records and not batch.is_control:
-        write([_line(record).encode("ascii") for record in batch.records])
+        where = _where(batch)
+        write([_line(record, where).encode("ascii") for record in batch.records])
 
 
 def _read_frame(exc: KafkaFormatError, options: DumpOptions) -> Batch:
@@ -132,8 +137,18 @@ def _read_frame(exc: KafkaFormatError, options: DumpOptions) -> Batch:
     return read_batch(frame, read, file=exc.file)
 
 
-def _line(record: Record) -> str:
-    return json.dumps(record_json(record), separators=(",", ":")) + "\n"
+def _where(batch: Batch) -> dict[str, Any]:
+    """The keys the fast path's lines end with, for a batch read again from its file."""
+    try:
+        found = resolve(batch.file) if batch.file else []
+    except (KafkaFormatError, OSError):
+        found = []
+    topic, partition = (found[0].topic, found[0].partition) if found else (None, None)
+    return {"topic": topic, "partition": partition, "file": batch.file, "position": batch.position}
+
+
+def _line(record: Record, where: dict[str, Any]) -> str:
+    return json.dumps({**record_json(record), **where}, separators=(",", ":")) + "\n"
 
 
 def _writer(out: TextIO):

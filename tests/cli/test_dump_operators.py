@@ -187,3 +187,30 @@ def test_integer_and_long_decoders(tmp_path):
     assert records[1].endswith(
         "key: <not a 4-byte integer: 616263> payload: <not a 8-byte integer: 78>"
     )
+
+
+def test_jsonl_lines_say_where_each_record_was(tmp_path):
+    directory, (first, second) = partition(tmp_path)
+    status, out, err = dump_here("--jsonl", directory)
+    assert status == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    # The canonical keys first, in their order, then where the record was.
+    assert [list(row) for row in rows] == [
+        ["offset", "timestamp", "timestampType", "key", "value", "headers"]
+        + ["topic", "partition", "file", "position"]
+    ] * 7
+    size = len(batch(0, 2))
+    assert [(r["offset"], r["file"], r["position"]) for r in rows] == [
+        (0, str(first), 0),
+        (1, str(first), 0),
+        (2, str(first), size),
+        (3, str(first), size),
+        (4, str(second), 0),
+        (5, str(second), 0),
+        (6, str(second), 0),
+    ]
+    assert {(r["topic"], r["partition"]) for r in rows} == {("orders", 3)}
+    # The --batches lines say the same of each batch.
+    _, out, _ = dump_here("--jsonl", "--batches", directory)
+    batches = {(b["file"], b["position"]) for b in map(json.loads, out.splitlines())}
+    assert {(r["file"], r["position"]) for r in rows} == batches
