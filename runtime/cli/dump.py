@@ -323,8 +323,16 @@ def register(sub) -> None:
     d.add_argument(
         "--print-data-log", action="store_true", help="print keys and values (implies deep)"
     )
-    d.add_argument("--key-decoder", choices=sorted(DECODERS), default="string")
-    d.add_argument("--value-decoder", choices=sorted(DECODERS), default="string")
+    d.add_argument(
+        "--key-decoder",
+        choices=sorted(DECODERS),
+        help="how keys are printed (default string); with --jsonl: text instead of base64",
+    )
+    d.add_argument(
+        "--value-decoder",
+        choices=sorted(DECODERS),
+        help="how values are printed (default string); with --jsonl: text instead of base64",
+    )
     for part in ("key", "value"):
         d.add_argument(
             f"--{part}-decoder-class",
@@ -416,11 +424,10 @@ def _run_dump(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kafka-format dump: error: {exc}", file=sys.stderr)
         return 2
+    decode_keys = args.key_decoder is not None
+    decode_values = args.value_decoder is not None
     decoders_given = (
-        classes_given
-        or args.key_decoder != "string"
-        or args.value_decoder != "string"
-        or args.record_decoder is not None
+        classes_given or decode_keys or decode_values or args.record_decoder is not None
     )
     record_decoder = None
     if args.record_decoder is not None:
@@ -430,8 +437,10 @@ def _run_dump(args: argparse.Namespace) -> int:
     options = DumpOptions(
         deep_iteration=args.deep_iteration,
         print_data_log=args.print_data_log or decoders_given,
-        key_decoder=DECODERS[args.key_decoder],
-        value_decoder=DECODERS[args.value_decoder],
+        key_decoder=DECODERS[args.key_decoder or "string"],
+        value_decoder=DECODERS[args.value_decoder or "string"],
+        decode_keys=decode_keys,
+        decode_values=decode_values,
         skip_record_metadata=args.skip_record_metadata,
         max_bytes=args.max_bytes,
         jsonl=args.jsonl,

@@ -25,13 +25,14 @@ from typing import Any, TextIO
 from ..errors import KafkaFormatError
 from ..format.batches import ReadOptions, read_batch
 from ..format.framing import Frame
-from ..format.jsonform import batch_json, record_json
-from ..model import Batch, Record, Report
+from ..format.jsonform import batch_json
+from ..model import Batch, Report
 from ..progress import Progress
 from ..read.columnar import UnrepresentableError, iter_arrow_batches
 from ..read.jsonlines import JsonLines
 from ..read.reader import iter_batches
 from ..read.sources import resolve
+from .dump_decoded import decoded_lines, json_line
 from .dump_result import DumpResult
 from .text import DumpOptions
 
@@ -87,11 +88,17 @@ def _records(
     write = _writer(out)
     seen = 0
     with JsonLines() as lines:
+        encode = lines.encode
+        if options.decoding:
+            # Decoders are Python: the lines are built row by row (dump_decoded).
+            def encode(batch):
+                return decoded_lines(batch, options)
+
         for batch in batches:
             # Errors the fast path reported since the last batch: every row before each of
             # them was in the batches already written.
             seen = _errors(found, seen, options, write, report)
-            write(lines.encode(batch))
+            write(encode(batch))
         _errors(found, seen, options, write, report)
     report.truncated.extend(found.truncated)
 
@@ -121,7 +128,7 @@ def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Repo
         return
     if exc.admitted and batch.records and not batch.is_control:
         where = _where(batch)
-        write([_line(record, where).encode("ascii") for record in batch.records])
+        write([json_line(record, where, options).encode("ascii") for record in batch.records])
 
 
 def _read_frame(exc: KafkaFormatError, options: DumpOptions) -> Batch:
@@ -145,10 +152,6 @@ def _where(batch: Batch) -> dict[str, Any]:
         found = []
     topic, partition = (found[0].topic, found[0].partition) if found else (None, None)
     return {"topic": topic, "partition": partition, "file": batch.file, "position": batch.position}
-
-
-def _line(record: Record, where: dict[str, Any]) -> str:
-    return json.dumps({**record_json(record), **where}, separators=(",", ":")) + "\n"
 
 
 def _writer(out: TextIO):

@@ -88,6 +88,15 @@ class DumpOptions:
     #: An internal topic's decoder (``internal_topics.DECODERS``): (key text, payload text) of
     #: a record, as kafka-dump-log's ``--offsets-decoder`` and siblings print them.
     record_decoder: Callable[[Record], tuple[str | None, str | None]] | None = None
+    #: A key / value decoder was asked for: ``--jsonl`` then writes the decoded text (the
+    #: text format always decodes, with ``string`` by default, as kafka-dump-log).
+    decode_keys: bool = False
+    decode_values: bool = False
+
+    @property
+    def decoding(self) -> bool:
+        """Whether ``--jsonl`` lines need the decoders (Python) rather than the kernel."""
+        return self.decode_keys or self.decode_values or self.record_decoder is not None
 
 
 def _bool(value: bool) -> str:

@@ -34,6 +34,9 @@ def _words(text: bytes) -> np.ndarray:
     return np.append(np.frombuffer(padded, "<u8").astype(np.int64), len(text))
 
 
+#: Text a line ends with (``write_lines``' ``tail``), in the form it takes.
+constant_text = _words
+
 # The fixed text of a line, in the order json.dumps writes record_json's keys.
 _OFFSET = _words(b'{"offset":')
 _TIMESTAMP = _words(b',"timestamp":')
@@ -259,7 +262,8 @@ def write_lines(
     written. Timestamps are Arrow's microseconds; a ``*_valid`` array of length 0 means no
     nulls; ``header_offsets`` index the header columns (``hkey_*``, ``hvalue_*``). Where
     ``positions`` is not empty each line ends with where its record was: ``tail`` (the
-    constant text ``,"topic":...,"position":``) then the row's batch position."""
+    constant text ``,"topic":...,"position":``, as :data:`constant_text` makes it) then the
+    row's batch position."""
     at = 0
     for r in range(lo, hi):
         at = _put(out, at, _OFFSET)
@@ -299,9 +303,7 @@ def write_lines(
         out[at] = 93  # ']'
         at += 1
         if positions.shape[0] != 0:
-            for b in range(tail.shape[0]):
-                out[at + b] = tail[b]
-            at += tail.shape[0]
+            at = _put(out, at, tail)
             at = _int(out, at, positions[r])
         out[at] = 125  # '}'
         out[at + 1] = 10  # newline

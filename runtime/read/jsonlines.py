@@ -26,6 +26,7 @@ __all__ = ["JsonLines"]
 _EMPTY_U8 = np.frombuffer(b"", np.uint8)
 _EMPTY_I32 = np.frombuffer(bytes(4), np.int32)
 _EMPTY_I64 = np.frombuffer(b"", np.int64)
+_NO_TAIL = np.frombuffer(bytes(8), np.int64)  # constant_text(b""): no words, length 0
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -165,7 +166,7 @@ class _Columns:
         names = batch.schema.names
         self.tail = 0
         if "position" not in names or "file" not in names or batch.num_rows == 0:
-            return _EMPTY_U8, _EMPTY_I64
+            return _NO_TAIL, _EMPTY_I64
         topic = batch.column(names.index("topic"))[0].as_py()
         partition = batch.column(names.index("partition"))[0].as_py()
         file = batch.column(names.index("file"))[0].as_py()
@@ -174,9 +175,8 @@ class _Columns:
             f'"file":{json.dumps(file)},"position":'
         ).encode("ascii")
         self.tail = len(text)
-        return np.frombuffer(text, np.uint8), _fixed(
-            batch.column(names.index("position")), np.int64
-        )
+        tail = _read_only(kernel.constant_text(text))
+        return tail, _fixed(batch.column(names.index("position")), np.int64)
 
     def capacity(self, lo: int, hi: int) -> int:
         """Room the lines of rows ``lo:hi`` take at most."""

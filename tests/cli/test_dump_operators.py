@@ -193,11 +193,14 @@ def test_jsonl_lines_say_where_each_record_was(tmp_path):
     directory, (first, second) = partition(tmp_path)
     status, out, err = dump_here("--jsonl", directory)
     assert status == 0
+    assert err == "Found 10 invalid bytes at the end of " + str(second) + "\n"
     rows = [json.loads(line) for line in out.splitlines()]
     # The canonical keys first, in their order, then where the record was.
     assert [list(row) for row in rows] == [
-        ["offset", "timestamp", "timestampType", "key", "value", "headers"]
-        + ["topic", "partition", "file", "position"]
+        [
+            *("offset", "timestamp", "timestampType", "key", "value", "headers"),
+            *("topic", "partition", "file", "position"),
+        ]
     ] * 7
     size = len(batch(0, 2))
     assert [(r["offset"], r["file"], r["position"]) for r in rows] == [
@@ -214,3 +217,64 @@ def test_jsonl_lines_say_where_each_record_was(tmp_path):
     _, out, _ = dump_here("--jsonl", "--batches", directory)
     batches = {(b["file"], b["position"]) for b in map(json.loads, out.splitlines())}
     assert {(r["file"], r["position"]) for r in rows} == batches
+
+
+def _log_of(tmp_path: Path, name: str, records: list[tuple[bytes | None, bytes | None]]) -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    for i, (key, value) in enumerate(records):
+        builder.append(i, T0 + i, key, value, [("h", b"\x00")])
+    log = directory / "00000000000000000000.log"
+    log.write_bytes(bytes(builder.build()))
+    return log
+
+
+def test_jsonl_honours_key_and_value_decoders(tmp_path):
+    log = _log_of(tmp_path, "orders-0", [(b"k1", b'{"a": 1}'), (None, b"not json"), (b"k3", None)])
+    _, plain, _ = dump_here("--jsonl", log)
+    canonical = [json.loads(line) for line in plain.splitlines()]
+    status, out, err = dump_here("--jsonl", "--key-decoder", "string", log)
+    assert (status, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["key"] for r in rows] == ["k1", None, "k3"]
+    # Everything else as without a decoder: values in base64, where the record was.
+    assert [{**r, "key": c["key"]} for r, c in zip(rows, canonical, strict=True)] == canonical
+    _, out, _ = dump_here("--jsonl", "--value-decoder", "json", "--key-decoder", "hex", log)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["value"] for r in rows] == [{"a": 1}, "<not JSON: 6e6f74206a736f6e>", None]
+    assert [r["key"] for r in rows] == ["6b31", None, "6b33"]
+    assert rows[0]["headers"] == [{"key": "h", "value": "AA=="}]
+    _, out, _ = dump_here("--jsonl", "--value-decoder-class", "kafka.serializer.StringDecoder", log)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["value"] for r in rows] == ['{"a": 1}', "not json", None]
+    assert [r["key"] for r in rows] == [c["key"] for c in canonical]  # keys not asked: base64
+
+
+def test_jsonl_honours_the_offsets_decoder(tmp_path):
+    from kafka_format.runtime.messages.internal_topics import (
+        encode_offsets_key,
+        encode_offsets_value,
+        offsets_decoder,
+    )
+    from kafka_format.runtime.model import Record
+
+    key = encode_offsets_key(1, {"group": "g", "topic": "orders", "partition": 2})
+    value = encode_offsets_value(1, 3, {"offset": 42, "commitTimestamp": T0})
+    log = _log_of(tmp_path, "__consumer_offsets-7", [(key, value), (key, None)])
+    status, out, err = dump_here("--jsonl", "--offsets-decoder", log)
+    assert (status, err) == (0, "")
+    rows = [json.loads(line) for line in out.splitlines()]
+    # The texts kafka-dump-log prints for them (offsets_decoder), as JSON objects.
+    for row, record_value in zip(rows, (value, None), strict=True):
+        texts = offsets_decoder(Record(0, T0, 0, key, record_value))
+        assert row["decoded"]["key"] == json.loads(texts[0])
+        expected = texts[1] if texts[1] == "<DELETE>" else json.loads(texts[1])
+        assert row["decoded"]["value"] == expected
+    assert rows[0]["decoded"]["value"]["data"]["offset"] == 42
+    assert rows[1]["decoded"]["value"] == "<DELETE>"
+    assert [(r["topic"], r["partition"], r["file"]) for r in rows] == [
+        ("__consumer_offsets", 7, str(log))
+    ] * 2
+    # The canonical keys are kept (base64) and come first.
+    assert list(rows[0])[:6] == ["offset", "timestamp", "timestampType", "key", "value", "headers"]
