@@ -289,15 +289,22 @@ def dump(
 EPILOG_DUMP = """\
 examples:
   kafka-format dump 00000000000000000000.log
+  kafka-format dump /var/lib/kafka/orders-0        # each segment after its "Dumping FILE" line
   kafka-format dump --deep-iteration --print-data-log --value-decoder json orders-0/*.log
+  kafka-format dump --value-decoder-class kafka.serializer.StringDecoder --files a.log,b.log
   kafka-format dump --jsonl --isolation read_committed /var/lib/kafka/orders-0 > orders.jsonl
+  kafka-format dump --jsonl --value-decoder string orders-0   # values as text, not base64
   kafka-format dump --jsonl --batches 00000000000000000000.log     # batch headers as JSON
+  cat 00000000000000000000.log | kafka-format dump --jsonl /dev/stdin   # pipes and FIFOs
+  kafka-format dump recovery-point-offset-checkpoint orders-0/partition.metadata
   kafka-format dump 00000000000000000000.index 00000000000000000000.timeindex
   kafka-format dump --verify-index-only orders-0/*.index orders-0/*.timeindex
   kafka-format dump --index-sanity-check orders-0/*.index
   kafka-format dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
   kafka-format dump --cluster-metadata-decoder __cluster_metadata-0/*.log
 
+--jsonl lines hold the corpus's canonical fields, then "topic", "partition", "file" and
+"position" (the byte position of the record's batch): where to find it again.
 An .index or .timeindex is checked against the .log beside it, as kafka-dump-log does: entries
 that do not match are listed on stderr after everything was dumped ("Mismatches in :FILE",
 "Found timestamp mismatch in :FILE", ...). Progress goes to stderr when it is a terminal
