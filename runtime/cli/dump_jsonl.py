@@ -31,7 +31,7 @@ from ..progress import Progress
 from ..read.columnar import UnrepresentableError, iter_arrow_batches
 from ..read.jsonlines import JsonLines
 from ..read.reader import iter_batches
-from ..read.sources import resolve
+from ..read.sources import is_stream_path, resolve
 from .dump_decoded import decoded_lines, json_line
 from .dump_result import DumpResult
 from .text import DumpOptions
@@ -132,8 +132,8 @@ def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Repo
 
 
 def _read_frame(exc: KafkaFormatError, options: DumpOptions) -> Batch:
-    if exc.file is None or exc.position is None:
-        raise exc
+    if exc.file is None or exc.position is None or is_stream_path(exc.file):
+        raise exc  # a pipe cannot be read again: the fast path's verdict stands
     with open(exc.file, "rb") as fh:
         fh.seek(exc.position)
         data = fh.read(12)

@@ -133,3 +133,21 @@ def test_dump_jsonl_of_an_empty_pipe_is_empty_not_an_error(tmp_path):
     proc = _dump("--jsonl", "/dev/stdin", stdin=b"")
     assert proc.returncode == 0
     assert proc.stdout == b""
+
+
+def test_a_batch_arrow_cannot_hold_in_a_pipe_is_named_not_read_again(tmp_path):
+    """From a file such a batch is read again by the reference decoder; a pipe cannot be
+    read again (opening a FIFO again would wait for a writer forever): it is named on stderr,
+    the records around it printed."""
+    from kafka_format.schemas.record_batch import build_record_batch
+
+    data = (
+        build_record_batch([{"value": b"before"}], base_offset=0, base_timestamp=T0)
+        + build_record_batch([{"value": b"far"}], base_offset=1, base_timestamp=2**62)
+        + build_record_batch([{"value": b"after"}], base_offset=2, base_timestamp=T0)
+    )
+    proc = _dump("--jsonl", _fifo(tmp_path, data))
+    assert [json.loads(line)["offset"] for line in proc.stdout.splitlines()] == [0, 2]
+    (line,) = proc.stderr.decode().splitlines()
+    assert line.startswith(f"error: {tmp_path / 'pipe'} @") and "(base offset 1)" in line
+    assert proc.returncode == 1
