@@ -304,7 +304,8 @@ examples:
   kafka-format dump --cluster-metadata-decoder __cluster_metadata-0/*.log
 
 --jsonl lines hold the corpus's canonical fields, then "topic", "partition", "file" and
-"position" (the byte position of the record's batch): where to find it again.
+"position" (the byte position of the record's batch): where to find it again (--canonical
+leaves these out).
 An .index or .timeindex is checked against the .log beside it, as kafka-dump-log does: entries
 that do not match are listed on stderr after everything was dumped ("Mismatches in :FILE",
 "Found timestamp mismatch in :FILE", ...). Progress goes to stderr when it is a terminal
@@ -400,6 +401,12 @@ def register(sub) -> None:
     )
     d.add_argument("--batches", action="store_true", help="with --jsonl: batch headers")
     d.add_argument(
+        "--canonical",
+        action="store_true",
+        help="with --jsonl: the corpus's canonical fields only, without topic, partition, "
+        "file and position (byte for byte the form of the corpus's .jsonl files)",
+    )
+    d.add_argument(
         "--isolation",
         choices=["read_uncommitted", "read_committed"],
         default="read_uncommitted",
@@ -452,6 +459,7 @@ def _run_dump(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         jsonl=args.jsonl,
         batches=args.batches,
+        canonical=args.canonical,
         isolation=args.isolation,
         verify_crc=not args.no_verify_crc,
         max_decompressed_bytes=args.max_decompressed_bytes,

@@ -5,8 +5,9 @@ The lines are the canonical ones (``format/jsonform.record_json``) but for what 
 ``"key"`` / ``"value"`` hold the decoded text instead of base64 (a JSON value itself with
 ``json``), and an internal topic's record gets ``"decoded": {"key": ..., "value": ...}``, the
 JSON kafka-dump-log prints for it (as objects; its error texts as strings). Then, as every
-``--jsonl`` line, ``topic``, ``partition``, ``file`` and ``position``. Built in Python, row by
-row, from the fast path's Arrow batches: the decoders are Python.
+``--jsonl`` line but with ``--canonical``, ``topic``, ``partition``, ``file`` and
+``position``. Built in Python, row by row, from the fast path's Arrow batches: the decoders
+are Python.
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ def decoded_lines(batch: pa.RecordBatch, options: DumpOptions) -> list[bytes]:
     headers = columns["headers"].to_pylist()
     topics = columns["topic"].to_pylist()
     partitions = columns["partition"].to_pylist()
-    files = columns["file"].to_pylist()
-    positions = columns["position"].to_pylist()
+    located = "position" in columns
+    files = columns["file"].to_pylist() if located else None
+    positions = columns["position"].to_pylist() if located else None
     out = []
     for i in range(batch.num_rows):
         record = Record(
@@ -85,11 +87,13 @@ def decoded_lines(batch: pa.RecordBatch, options: DumpOptions) -> list[bytes]:
             topic=topics[i],
             partition=partitions[i],
         )
-        where = {
-            "topic": topics[i],
-            "partition": partitions[i],
-            "file": files[i],
-            "position": positions[i],
-        }
+        where = {}
+        if files is not None and positions is not None:
+            where = {
+                "topic": topics[i],
+                "partition": partitions[i],
+                "file": files[i],
+                "position": positions[i],
+            }
         out.append(json_line(record, where, options).encode("ascii"))
     return out

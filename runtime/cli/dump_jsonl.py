@@ -82,7 +82,7 @@ def _records(
         errors="skip",
         report=found,
         progress=progress,
-        include_position=True,
+        include_position=not options.canonical,
         **_max_bytes(options),
     )
     write = _writer(out)
@@ -127,7 +127,7 @@ def _reread(exc: UnrepresentableError, options: DumpOptions, write, report: Repo
         report.errors.append(exc)
         return
     if exc.admitted and batch.records and not batch.is_control:
-        where = _where(batch)
+        where = {} if options.canonical else _where(batch)
         write([json_line(record, where, options).encode("ascii") for record in batch.records])
 
 

@@ -92,6 +92,9 @@ class DumpOptions:
     #: text format always decodes, with ``string`` by default, as kafka-dump-log).
     decode_keys: bool = False
     decode_values: bool = False
+    #: ``--canonical``: ``--jsonl`` lines in the corpus's form only, without where each
+    #: record was (topic, partition, file, position).
+    canonical: bool = False
 
     @property
     def decoding(self) -> bool:

@@ -278,3 +278,22 @@ def test_jsonl_honours_the_offsets_decoder(tmp_path):
     ] * 2
     # The canonical keys are kept (base64) and come first.
     assert list(rows[0])[:6] == ["offset", "timestamp", "timestampType", "key", "value", "headers"]
+
+
+def test_canonical_leaves_out_where_records_were(tmp_path):
+    from kafka_format.runtime.format.jsonform import record_json
+    from kafka_format.runtime.read.reader import iter_records
+
+    directory, _ = partition(tmp_path)
+    status, out, _ = dump_here("--jsonl", "--canonical", directory)
+    assert status == 0
+    # Byte for byte the corpus's form, as the reference writes it.
+    assert out == "".join(
+        json.dumps(record_json(r), separators=(",", ":")) + "\n" for r in iter_records(directory)
+    )
+    _, out, _ = dump_here("--jsonl", "--canonical", "--value-decoder", "string", directory)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [list(r) for r in rows] == [
+        ["offset", "timestamp", "timestampType", "key", "value", "headers"]
+    ] * 7
+    assert [r["value"] for r in rows] == [f"v{i}" for i in range(7)]
