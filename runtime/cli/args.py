@@ -54,3 +54,19 @@ def parse_timestamp_spec(text: str) -> int:
             "-3 (max-timestamp)"
         )
     return value
+
+
+def decoder_class(text: str) -> str:
+    """kafka-dump-log's ``--key-decoder-class`` / ``--value-decoder-class``: a Java class name
+    Kafka ships (``kafka.serializer.StringDecoder``...), mapped to our decoder's name; a
+    ValueError of one line for any other class."""
+    from .text import DECODER_CLASSES
+
+    name = text.strip()
+    if name in DECODER_CLASSES:
+        return DECODER_CLASSES[name]
+    raise ValueError(
+        f"unknown decoder class {text!r}: only Kafka's own decoders are known here "
+        "(StringDecoder, DefaultDecoder, IntegerDecoder, LongDecoder, of kafka.serializer or "
+        "org.apache.kafka.tools.api); or use --key-decoder / --value-decoder"
+    )

@@ -22,26 +22,32 @@ every record took minutes.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import CrcMismatchError, KafkaFormatError
-from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT
+from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
 from ..model import Report
 from ..progress import Progress, wanted
 from ..read.reader import iter_batches
 from ..read.sources import resolve
-from .args import positive_int
+from .args import decoder_class, positive_int
 from .dump_files import (
+    UNKNOWN_FILES,
+    UNKNOWN_SUFFIXES,
     base_offset_of,
     dump_index,
     dump_leader_epochs,
+    dump_offset_checkpoint,
+    dump_partition_metadata,
     dump_snapshot,
     dump_time_index,
     dump_txn_index,
+    dump_unknown,
     log_beside,
 )
 from .dump_jsonl import dump_log_jsonl, tracked
@@ -96,17 +102,36 @@ def dump_log(
     progress: Progress | None = None,
 ) -> DumpResult:
     """A log, a KRaft ``.checkpoint``, any file of batches, or a partition directory, as
-    kafka-dump-log prints it."""
+    kafka-dump-log prints it. A directory's segments are dumped one by one, each after its
+    own ``Dumping FILE`` and ``Log starting offset: N`` lines, as kafka-dump-log prints them
+    when given the files: a batch's ``position:`` can then be found again."""
     if options.jsonl:
         return dump_log_jsonl(path, options, out, err, progress)
     result = DumpResult()
+    if not os.path.isdir(path):
+        _dump_one_log(path, options, out, err, progress, result)
+        return result
+    for log in resolve(path):
+        out.write(f"Dumping {log.name}\n")
+        _dump_one_log(log.name, options, out, err, progress, result)
+    return result
+
+
+def _dump_one_log(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None,
+    result: DumpResult,
+) -> None:
     report = Report()
     header = _log_header(path)
     if header is not None:
         out.write(header + "\n")
     deep = options.deep_iteration or options.print_data_log
-    current_file: str | None = None
     last_offset: int | None = None
+    reported = 0  # errors of iter_batches' report printed with their batch
     batches = iter_batches(
         path,
         records=deep,
@@ -117,12 +142,16 @@ def dump_log(
     )
     for batch in tracked(batches, progress):
         if options.max_bytes is not None and batch.position + batch.size > options.max_bytes:
+            # kafka-dump-log stops there silently (DumpLogSegments.printTrailingBytes prints
+            # nothing under --max-bytes); say on stderr where and why the dump stopped.
+            err.write(
+                f"note: {path}: --max-bytes {options.max_bytes} stops before the batch at "
+                f"position {batch.position} ({batch.size} bytes)\n"
+            )
             break
-        if batch.file != current_file:
-            # Offsets are followed file by file, as kafka-dump-log dumps one file at a time.
-            current_file, last_offset = batch.file, None
         out.write(batch_line(batch, batch.position) + "\n")
         problem = batch.error
+        reported += problem is not None
         if problem is None and batch.crc_valid is False:
             problem = CrcMismatchError(
                 batch.crc,
@@ -138,12 +167,11 @@ def dump_log(
         if deep and batch.records:
             for record in batch.records:
                 if last_offset is not None and record.offset != last_offset + 1:
-                    gaps = result.non_consecutive.setdefault(absolute(current_file or path), [])
+                    gaps = result.non_consecutive.setdefault(absolute(batch.file or path), [])
                     gaps.append((last_offset, record.offset))
                 last_offset = record.offset
                 out.write(record_line(batch, record, options) + "\n")
-    _report_tail_and_errors(report, options, out, err, result, already=len(result.errors))
-    return result
+    _report_tail_and_errors(report, options, out, err, result, already=reported)
 
 
 def _max_bytes(options: DumpOptions) -> dict:
@@ -178,6 +206,12 @@ def dumper_for(path: str) -> Dumper:
     name = Path(path).name
     if name == LEADER_EPOCH_CHECKPOINT:
         return dump_leader_epochs
+    if name in OFFSET_CHECKPOINTS:
+        return dump_offset_checkpoint
+    if name == PARTITION_METADATA:
+        return dump_partition_metadata
+    if name in UNKNOWN_FILES or Path(name).suffix in UNKNOWN_SUFFIXES:
+        return dump_unknown
     parsed = parse_segment_file_name(name)
     kind = parsed.kind if parsed is not None else None
     if kind is None:
@@ -227,7 +261,8 @@ def dump(
     everything = DumpResult()
     try:
         for path in paths:
-            if not options.jsonl:
+            if not options.jsonl and not (dumper_for(path) is dump_log and os.path.isdir(path)):
+                # A directory's segments each get their own line (dump_log).
                 out.write(f"Dumping {path}\n")
             try:
                 result = dumper_for(path)(path, options, out, messages, progress)
@@ -254,15 +289,23 @@ def dump(
 EPILOG_DUMP = """\
 examples:
   kafka-format dump 00000000000000000000.log
+  kafka-format dump /var/lib/kafka/orders-0        # each segment after its "Dumping FILE" line
   kafka-format dump --deep-iteration --print-data-log --value-decoder json orders-0/*.log
+  kafka-format dump --value-decoder-class kafka.serializer.StringDecoder --files a.log,b.log
   kafka-format dump --jsonl --isolation read_committed /var/lib/kafka/orders-0 > orders.jsonl
+  kafka-format dump --jsonl --value-decoder string orders-0   # values as text, not base64
   kafka-format dump --jsonl --batches 00000000000000000000.log     # batch headers as JSON
+  cat 00000000000000000000.log | kafka-format dump --jsonl /dev/stdin   # pipes and FIFOs
+  kafka-format dump recovery-point-offset-checkpoint orders-0/partition.metadata
   kafka-format dump 00000000000000000000.index 00000000000000000000.timeindex
   kafka-format dump --verify-index-only orders-0/*.index orders-0/*.timeindex
   kafka-format dump --index-sanity-check orders-0/*.index
   kafka-format dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
   kafka-format dump --cluster-metadata-decoder __cluster_metadata-0/*.log
 
+--jsonl lines hold the corpus's canonical fields, then "topic", "partition", "file" and
+"position" (the byte position of the record's batch): where to find it again (--canonical
+leaves these out).
 An .index or .timeindex is checked against the .log beside it, as kafka-dump-log does: entries
 that do not match are listed on stderr after everything was dumped ("Mismatches in :FILE",
 "Found timestamp mismatch in :FILE", ...). Progress goes to stderr when it is a terminal
@@ -288,8 +331,25 @@ def register(sub) -> None:
     d.add_argument(
         "--print-data-log", action="store_true", help="print keys and values (implies deep)"
     )
-    d.add_argument("--key-decoder", choices=sorted(DECODERS), default="string")
-    d.add_argument("--value-decoder", choices=sorted(DECODERS), default="string")
+    d.add_argument(
+        "--key-decoder",
+        choices=sorted(DECODERS),
+        help="how keys are printed (default string); with --jsonl: text instead of base64",
+    )
+    d.add_argument(
+        "--value-decoder",
+        choices=sorted(DECODERS),
+        help="how values are printed (default string); with --jsonl: text instead of base64",
+    )
+    for part in ("key", "value"):
+        d.add_argument(
+            f"--{part}-decoder-class",
+            nargs="?",
+            const="kafka.serializer.StringDecoder",
+            metavar="CLASS",
+            help=f"kafka-dump-log's form: kafka.serializer.StringDecoder (the default), "
+            f"DefaultDecoder (as hex), IntegerDecoder, LongDecoder; sets the {part} decoder",
+        )
     internal = d.add_mutually_exclusive_group()
     internal.add_argument(
         "--offsets-decoder",
@@ -341,6 +401,12 @@ def register(sub) -> None:
     )
     d.add_argument("--batches", action="store_true", help="with --jsonl: batch headers")
     d.add_argument(
+        "--canonical",
+        action="store_true",
+        help="with --jsonl: the corpus's canonical fields only, without topic, partition, "
+        "file and position (byte for byte the form of the corpus's .jsonl files)",
+    )
+    d.add_argument(
         "--isolation",
         choices=["read_uncommitted", "read_committed"],
         default="read_uncommitted",
@@ -362,10 +428,20 @@ def _run_dump(args: argparse.Namespace) -> int:
         files.extend(f for f in args.files_opt.split(",") if f)
     if not files:
         args.dump_parser.error("no FILE given (as arguments or --files F1,F2)")
+    # As kafka-dump-log: naming a decoder class, even the default one, prints the data.
+    classes_given = args.key_decoder_class is not None or args.value_decoder_class is not None
+    try:
+        if args.key_decoder_class is not None:
+            args.key_decoder = decoder_class(args.key_decoder_class)
+        if args.value_decoder_class is not None:
+            args.value_decoder = decoder_class(args.value_decoder_class)
+    except ValueError as exc:
+        print(f"kafka-format dump: error: {exc}", file=sys.stderr)
+        return 2
+    decode_keys = args.key_decoder is not None
+    decode_values = args.value_decoder is not None
     decoders_given = (
-        args.key_decoder != "string"
-        or args.value_decoder != "string"
-        or args.record_decoder is not None
+        classes_given or decode_keys or decode_values or args.record_decoder is not None
     )
     record_decoder = None
     if args.record_decoder is not None:
@@ -375,12 +451,15 @@ def _run_dump(args: argparse.Namespace) -> int:
     options = DumpOptions(
         deep_iteration=args.deep_iteration,
         print_data_log=args.print_data_log or decoders_given,
-        key_decoder=DECODERS[args.key_decoder],
-        value_decoder=DECODERS[args.value_decoder],
+        key_decoder=DECODERS[args.key_decoder or "string"],
+        value_decoder=DECODERS[args.value_decoder or "string"],
+        decode_keys=decode_keys,
+        decode_values=decode_values,
         skip_record_metadata=args.skip_record_metadata,
         max_bytes=args.max_bytes,
         jsonl=args.jsonl,
         batches=args.batches,
+        canonical=args.canonical,
         isolation=args.isolation,
         verify_crc=not args.no_verify_crc,
         max_decompressed_bytes=args.max_decompressed_bytes,

@@ -1,5 +1,8 @@
 """``kafka-format dump`` of the files beside a log: ``.index``, ``.timeindex``, ``.txnindex``,
-producer ``.snapshot`` and ``leader-epoch-checkpoint``, as kafka-dump-log prints them.
+producer ``.snapshot`` and ``leader-epoch-checkpoint``, as kafka-dump-log prints them; the log dir's
+offset checkpoints and ``partition.metadata`` with their meaning; the other text files of a
+data directory (``meta.properties``, ``quorum-state``) as kafka-dump-log answers for a file it
+does not know: ``Ignoring unknown file FILE``.
 
 An ``.index`` / ``.timeindex`` is checked against the ``.log`` beside it (the checks are
 ``verify``'s); what does not match goes into the :class:`~.dump_result.DumpResult`, printed
@@ -24,7 +27,11 @@ from ..analysis.verify import (
     scan_headers,
 )
 from ..errors import KafkaFormatError
-from ..files.checkpoints import read_leader_epoch_checkpoint
+from ..files.checkpoints import (
+    read_leader_epoch_checkpoint,
+    read_offset_checkpoint,
+    read_partition_metadata,
+)
 from ..files.indexes import OffsetIndex, TimeIndex
 from ..files.names import FileKind, parse_segment_file_name
 from ..files.snapshot import read_producer_snapshot
@@ -315,4 +322,61 @@ def dump_leader_epochs(
     _emit(
         rows, lambda r: f"epoch: {r['epoch']} startOffset: {r['startOffset']}", options.jsonl, out
     )
+    return DumpResult()
+
+
+#: Files of a data directory that hold no batches and that dump does not decode: kafka-dump-log
+#: answers "Ignoring unknown file" for them (``DumpLogSegments.execute``, the suffix switch).
+UNKNOWN_FILES = frozenset({"meta.properties", "quorum-state", ".kafka_cleanshutdown", ".lock"})
+#: Suffixes of such files.
+UNKNOWN_SUFFIXES = frozenset({".properties", ".tmp"})
+
+
+def dump_unknown(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None = None,
+) -> DumpResult:
+    """kafka-dump-log's answer for a file its suffix switch does not know (on stderr)."""
+    if not os.path.exists(path):
+        raise KafkaFormatError("no such file or directory", file=path)
+    err.write(f"Ignoring unknown file {path}\n")
+    return DumpResult()
+
+
+def dump_offset_checkpoint(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None = None,
+) -> DumpResult:
+    """``recovery-point-offset-checkpoint`` and its siblings (``OffsetCheckpointFile``): one
+    line a partition, in the file's order."""
+    rows = (
+        {"topic": tp.topic, "partition": tp.partition, "offset": offset}
+        for tp, offset in read_offset_checkpoint(path).items()
+    )
+    _emit(
+        rows,
+        lambda r: f"topic: {r['topic']} partition: {r['partition']} offset: {r['offset']}",
+        options.jsonl,
+        out,
+    )
+    return DumpResult()
+
+
+def dump_partition_metadata(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None = None,
+) -> DumpResult:
+    """``partition.metadata`` (``PartitionMetadataFile``): its version and topic id."""
+    meta = read_partition_metadata(path)
+    row = {"version": meta.version, "topicId": meta.topic_id}
+    _emit([row], lambda r: f"version: {r['version']} topicId: {r['topicId']}", options.jsonl, out)
     return DumpResult()

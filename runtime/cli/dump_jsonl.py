@@ -3,9 +3,11 @@
 Records are read by the columnar fast path (``iter_arrow_batches``: numba kernels into Arrow)
 and written as lines by ``read/jsonlines`` from the Arrow buffers, with no Python object per
 record: about three times what ``read_table`` takes, where building each line in Python took
-twenty-seven. The lines are the ones ``iter_records`` and ``format/jsonform.record_json`` give
-(the tests compare them on the corpus and on generated and damaged logs), and so is what goes
-wrong: a damaged batch is named on stderr, the records of every intact one are printed.
+twenty-seven. The lines are the ones ``iter_records`` and ``format/jsonform.record_json`` give, then
+``topic``, ``partition``, ``file`` and ``position`` (the byte position of the record's batch),
+so that a record can be found again (the tests compare them on the corpus and on generated and
+damaged logs), and so is what goes wrong: a damaged batch is named on stderr, the records of
+every intact one are printed.
 
 A record whose timestamp Arrow's microseconds cannot hold is printed with a null timestamp, as
 every Arrow reader returns it, and one line on stderr says where the first one is and how many
@@ -27,6 +29,7 @@ from ..progress import Progress
 from ..read.columnar import iter_arrow_batches
 from ..read.jsonlines import JsonLines
 from ..read.reader import iter_batches
+from .dump_decoded import decoded_lines
 from .dump_result import DumpResult
 from .text import DumpOptions
 
@@ -86,12 +89,19 @@ def _records(
         errors="skip",
         report=report,
         progress=progress,
+        include_position=not options.canonical,
         **_max_bytes(options),
     )
     write = _writer(out)
     with JsonLines() as lines:
+        encode = lines.encode
+        if options.decoding:
+            # Decoders are Python: the lines are built row by row (dump_decoded).
+            def encode(batch):
+                return decoded_lines(batch, options)
+
         for batch in batches:
-            write(lines.encode(batch))
+            write(encode(batch))
 
 
 def _writer(out: TextIO):

@@ -30,11 +30,37 @@ def _json(data: bytes) -> str:
         return f"<not JSON: {data[:32].hex()}{'…' if len(data) > 32 else ''}>"
 
 
+def _fixed_int(size: int) -> Decoder:
+    # ByteBuffer.getInt / getLong, big-endian, as Kafka's IntegerDecoder and LongDecoder.
+    def decode(data: bytes) -> str:
+        if len(data) != size:
+            return f"<not a {size}-byte integer: {data[:32].hex()}>"
+        return str(int.from_bytes(data, "big", signed=True))
+
+    return decode
+
+
 DECODERS: dict[str, Decoder] = {
     "string": _string,
     "hex": bytes.hex,
     "base64": lambda data: base64.b64encode(data).decode("ascii"),
     "json": _json,
+    "int": _fixed_int(4),
+    "long": _fixed_int(8),
+}
+
+#: kafka-dump-log's ``--key-decoder-class`` / ``--value-decoder-class`` values (the Decoder
+#: implementations Kafka ships, old and new packages) -> our decoder. DefaultDecoder hands
+#: back the bytes, which Java prints as ``[B@hash``: hex says what they are.
+DECODER_CLASSES: dict[str, str] = {
+    f"{package}.{name}Decoder": ours
+    for package in ("kafka.serializer", "org.apache.kafka.tools.api")
+    for name, ours in (
+        ("String", "string"),
+        ("Default", "hex"),
+        ("Integer", "int"),
+        ("Long", "long"),
+    )
 }
 
 
@@ -62,6 +88,18 @@ class DumpOptions:
     #: An internal topic's decoder (``internal_topics.DECODERS``): (key text, payload text) of
     #: a record, as kafka-dump-log's ``--offsets-decoder`` and siblings print them.
     record_decoder: Callable[[Record], tuple[str | None, str | None]] | None = None
+    #: A key / value decoder was asked for: ``--jsonl`` then writes the decoded text (the
+    #: text format always decodes, with ``string`` by default, as kafka-dump-log).
+    decode_keys: bool = False
+    decode_values: bool = False
+    #: ``--canonical``: ``--jsonl`` lines in the corpus's form only, without where each
+    #: record was (topic, partition, file, position).
+    canonical: bool = False
+
+    @property
+    def decoding(self) -> bool:
+        """Whether ``--jsonl`` lines need the decoders (Python) rather than the kernel."""
+        return self.decode_keys or self.decode_values or self.record_decoder is not None
 
 
 def _bool(value: bool) -> str:

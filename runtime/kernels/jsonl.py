@@ -5,7 +5,8 @@ each took 27 times as long as decoding the records into Arrow. :func:`write_line
 buffers of the Arrow columns (``read/jsonlines.py`` takes them apart) and writes the lines
 into one byte buffer, without a Python object per record, and without the GIL.
 
-The bytes are the ones ``json.dumps(record_json(record), separators=(",", ":"))`` writes:
+The bytes are the ones ``json.dumps(record_json(record), separators=(",", ":"))`` writes
+(with, when asked, ``topic``, ``partition``, ``file`` and ``position`` after those keys):
 keys in that order, integers in decimal, keys and values in standard base64 with padding,
 header keys escaped as ``json`` escapes with ``ensure_ascii`` (``\\"``, ``\\\\``, ``\\n``,
 ``\\r``, ``\\t``, ``\\b``, ``\\f``, every other byte outside space..tilde as ``\\u00xx``, other
@@ -32,6 +33,9 @@ def _words(text: bytes) -> np.ndarray:
     padded = text.ljust(-(-len(text) // 8) * 8, b"\0")
     return np.append(np.frombuffer(padded, "<u8").astype(np.int64), len(text))
 
+
+#: Text a line ends with (``write_lines``' ``tail``), in the form it takes.
+constant_text = _words
 
 # The fixed text of a line, in the order json.dumps writes record_json's keys.
 _OFFSET = _words(b'{"offset":')
@@ -60,11 +64,22 @@ _jit_inline = njit(cache=True, inline="always")
 _kernel = njit(cache=True, nogil=True)
 
 
-def capacity(rows: int, headers: int, binary_bytes: int, header_key_bytes: int) -> int:
+def capacity(
+    rows: int, headers: int, binary_bytes: int, header_key_bytes: int, tail: int = 0
+) -> int:
     """Room :func:`write_lines` needs at most: ``binary_bytes`` counts keys, values and header
-    values (their base64), ``header_key_bytes`` the header keys (their escapes)."""
+    values (their base64), ``header_key_bytes`` the header keys (their escapes), ``tail`` the
+    bytes of the where-from text each line gets (0 for none)."""
     b64 = (binary_bytes + 2) // 3 * 4 + 4 * (2 * rows + headers)
-    return rows * LINE_FIXED + headers * HEADER_FIXED + b64 + header_key_bytes * KEY_ESCAPE + SLACK
+    where = rows * (tail + 20) if tail else 0
+    return (
+        rows * LINE_FIXED
+        + headers * HEADER_FIXED
+        + b64
+        + header_key_bytes * KEY_ESCAPE
+        + where
+        + SLACK
+    )
 
 
 @_jit_inline
@@ -239,11 +254,16 @@ def write_lines(
     hvalue_offsets,
     hvalue_data,
     hvalue_valid,
+    tail,
+    positions,
     out,
 ):
     """Rows ``lo:hi`` as JSON lines into ``out`` (room: :func:`capacity`); returns the bytes
     written. Timestamps are Arrow's microseconds; a ``*_valid`` array of length 0 means no
-    nulls; ``header_offsets`` index the header columns (``hkey_*``, ``hvalue_*``)."""
+    nulls; ``header_offsets`` index the header columns (``hkey_*``, ``hvalue_*``). Where
+    ``positions`` is not empty each line ends with where its record was: ``tail`` (the
+    constant text ``,"topic":...,"position":``, as :data:`constant_text` makes it) then the
+    row's batch position."""
     at = 0
     for r in range(lo, hi):
         at = _put(out, at, _OFFSET)
@@ -281,7 +301,11 @@ def write_lines(
                 out[at] = 125  # '}'
                 at += 1
         out[at] = 93  # ']'
-        out[at + 1] = 125  # '}'
-        out[at + 2] = 10  # newline
-        at += 3
+        at += 1
+        if positions.shape[0] != 0:
+            at = _put(out, at, tail)
+            at = _int(out, at, positions[r])
+        out[at] = 125  # '}'
+        out[at + 1] = 10  # newline
+        at += 2
     return at

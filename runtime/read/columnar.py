@@ -79,7 +79,7 @@ from .reader import Errors, Isolation, damaged_batch
 from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
-from .sources import LogInput, Source, mappable_fileno, resolve
+from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 __all__ = [
@@ -122,12 +122,15 @@ def iter_arrow_batches(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     threads: int | None = None,
     progress: Progress | None = None,
+    include_position: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
     Options as :func:`~.reader.iter_records`. ``threads``: worker threads decoding ahead
     (default: 2, or 1 on a one-core machine); 1 decodes in the calling thread only.
     ``progress``: told each file's size and how far its records were yielded.
+    ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and
+    ``position`` (the byte position in it of the batch holding the record).
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -144,14 +147,14 @@ def iter_arrow_batches(
         schema=_schema(include_headers),
         report=report if report is not None else Report(),
         progress=progress,
+        locate=include_position,
     )
     committed: _CommittedFilter | None = None
     name = None
     if isolation == "read_committed":
-        if hasattr(source, "read") and mappable_fileno(source) is None:
-            # Two passes over a stream that cannot be mapped need it in memory.
-            name = getattr(source, "name", None) or "<stream>"
-            source = source.read()
+        if reads_once(source):
+            # Two passes over a stream (or a pipe's path) need it in memory.
+            source, name = read_once(source)
         committed = _CommittedFilter(_collect_aborted(source, opts, name))
     workers = threads if threads is not None else min(2, _CPUS)
     with _Pipeline(max(1, workers)) as pipeline:
@@ -161,14 +164,31 @@ def iter_arrow_batches(
 
 def read_table(source: Source, **options: Any) -> pa.Table:
     """All data records of ``source`` as one Arrow table (options as iter_arrow_batches)."""
-    include_headers = options.get("include_headers", False)
-    return pa.Table.from_batches(
-        list(iter_arrow_batches(source, **options)), schema=_schema(include_headers)
-    )
+    schema = _schema(options.get("include_headers", False))
+    if options.get("include_position", False):
+        schema = _located_schema(schema)
+    return pa.Table.from_batches(list(iter_arrow_batches(source, **options)), schema=schema)
 
 
 _CPUS = os.cpu_count() or 1
 _schema = functools.cache(arrow_schema)
+_FILE_TYPE = pa.dictionary(pa.int32(), pa.string())
+
+
+@functools.cache
+def _located_schema(schema: pa.Schema) -> pa.Schema:
+    return schema.append(pa.field("file", _FILE_TYPE)).append(pa.field("position", pa.int64()))
+
+
+def _located(batch: pa.RecordBatch, name: str, positions: np.ndarray) -> pa.RecordBatch:
+    """``batch`` with its rows' file and batch positions (``include_position``)."""
+    files = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(batch.num_rows, np.int32)), pa.array([name], pa.string())
+    )
+    return pa.RecordBatch.from_arrays(
+        [*batch.columns, files, pa.array(positions, pa.int64())],
+        schema=_located_schema(batch.schema),
+    )
 
 
 # --- plumbing ---------------------------------------------------------------------------------
@@ -197,7 +217,7 @@ class _Input:
 
 @contextmanager
 def _open_input(log: LogInput) -> Iterator[_Input]:
-    if log.path is None:
+    if log.path is None or is_stream_path(log.path):
         with log.open() as opened:
             if isinstance(opened, memoryview):
                 yield _Input(buf=np.frombuffer(opened, np.uint8), view=opened)
@@ -654,39 +674,56 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
     )
     batches = chunk.batches
     events = sorted({*chunk.errors, *chunk.ref_rows})
+    where = _where(chunk) if opts.locate else None
     start = 0
     for i in events:
         end = int(chunk.rows_end[i - 1]) if i else 0
         # The rows before a damaged batch come first, as the reference reads them: a caller
         # seeing the report grow knows every row before the damage was yielded.
-        yield from _rows(batches, start, end, opts.batch_rows)
+        yield from _rows(batches, start, end, opts.batch_rows, where)
         start = end
         if i in chunk.errors:
             if opts.strict:
                 raise chunk.errors[i]
             opts.report.errors.append(chunk.errors[i])
             continue
-        yield from _rows(
-            [records_to_batch(chunk.ref_rows[i], opts.schema, opts.include_headers)],
-            0,
-            None,
-            opts.batch_rows,
-        )
-    yield from _rows(batches, start, None, opts.batch_rows)
+        ref = records_to_batch(chunk.ref_rows[i], opts.schema, opts.include_headers)
+        if where is not None:
+            position = int(chunk.table[i, fs.F_POS]) + chunk.shift
+            ref = _located(ref, chunk.name, np.full(ref.num_rows, position, np.int64))
+        yield from _rows([ref], 0, None, opts.batch_rows)
+    yield from _rows(batches, start, None, opts.batch_rows, where)
     if opts.progress is not None:
         opts.progress.at(chunk.shift + chunk.end)
 
 
+def _where(chunk: _Chunk):
+    """``(first row, batch) -> batch`` adding the rows' file and batch positions."""
+    t = chunk.table
+    frame_positions = t[:, fs.F_POS] + chunk.shift
+    rows_end = chunk.rows_end
+
+    def locate(first: int, batch: pa.RecordBatch) -> pa.RecordBatch:
+        rows = np.arange(first, first + batch.num_rows)
+        frames = np.searchsorted(rows_end, rows, side="right")
+        return _located(batch, chunk.name, frame_positions[frames])
+
+    return locate
+
+
 def _rows(
-    batches: list[pa.RecordBatch], start: int, end: int | None, size: int
+    batches: list[pa.RecordBatch], start: int, end: int | None, size: int, where=None
 ) -> Iterator[pa.RecordBatch]:
-    """Rows ``start:end`` of the concatenation of ``batches``, at most ``size`` at a time."""
+    """Rows ``start:end`` of the concatenation of ``batches``, at most ``size`` at a time;
+    ``where`` (see :func:`_where`) adds their file and batch positions."""
     at = 0
     for batch in batches:
         lo = max(start - at, 0)
         hi = batch.num_rows if end is None else min(end - at, batch.num_rows)
+        first = at
         at += batch.num_rows
         while lo < hi:
             step = min(size, hi - lo)
-            yield batch.slice(lo, step) if step != batch.num_rows else batch
+            part = batch.slice(lo, step) if step != batch.num_rows else batch
+            yield part if where is None else where(first + lo, part)
             lo += step

@@ -1,13 +1,16 @@
 """Arrow record batches (``columnar``'s, headers included) as canonical JSON lines.
 
 The lines are ``format/jsonform.record_json``'s, byte for byte as
-``json.dumps(..., separators=(",", ":"))`` writes them, one per row; the numba kernel
+``json.dumps(..., separators=(",", ":"))`` writes them, one per row; a batch with ``file`` and
+``position`` columns (``iter_arrow_batches(include_position=True)``) gets after those keys
+``"topic"``, ``"partition"``, ``"file"`` and ``"position"``: where the record was; the numba kernel
 ``kernels/jsonl.write_lines`` writes them straight from the columns' buffers. Sliced arrays
 (``iter_arrow_batches`` yields slices of its chunks) are read at their offsets.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +25,8 @@ __all__ = ["JsonLines"]
 # combination of array types, and one is enough.
 _EMPTY_U8 = np.frombuffer(b"", np.uint8)
 _EMPTY_I32 = np.frombuffer(bytes(4), np.int32)
+_EMPTY_I64 = np.frombuffer(b"", np.int64)
+_NO_TAIL = np.frombuffer(bytes(8), np.int64)  # constant_text(b""): no words, length 0
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -112,7 +117,7 @@ class _Columns:
     """The buffers of one batch's columns, as the kernel reads them."""
 
     __slots__ = ("args", "header_offsets", "hkey_offsets", "hvalue_offsets", "key_offsets",
-                 "value_offsets")  # fmt: skip
+                 "tail", "value_offsets")  # fmt: skip
 
     def __init__(self, batch: pa.RecordBatch) -> None:
         n = batch.num_rows
@@ -151,7 +156,27 @@ class _Columns:
             self.hvalue_offsets,
             hvalue_data,
             hvalue_valid,
+            *self._where(batch),
         )
+
+    def _where(self, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+        """(tail text, positions) of a located batch; empty arrays for any other. A batch
+        of ``iter_arrow_batches`` holds the records of one file: topic, partition and file
+        are those of its first row."""
+        names = batch.schema.names
+        self.tail = 0
+        if "position" not in names or "file" not in names or batch.num_rows == 0:
+            return _NO_TAIL, _EMPTY_I64
+        topic = batch.column(names.index("topic"))[0].as_py()
+        partition = batch.column(names.index("partition"))[0].as_py()
+        file = batch.column(names.index("file"))[0].as_py()
+        text = (
+            f',"topic":{json.dumps(topic)},"partition":{json.dumps(partition)},'
+            f'"file":{json.dumps(file)},"position":'
+        ).encode("ascii")
+        self.tail = len(text)
+        tail = _read_only(kernel.constant_text(text))
+        return tail, _fixed(batch.column(names.index("position")), np.int64)
 
     def capacity(self, lo: int, hi: int) -> int:
         """Room the lines of rows ``lo:hi`` take at most."""
@@ -165,7 +190,7 @@ class _Columns:
             + span(self.value_offsets, lo, hi)
             + span(self.hvalue_offsets, h0, h1)
         )
-        return kernel.capacity(hi - lo, h1 - h0, binary, span(self.hkey_offsets, h0, h1))
+        return kernel.capacity(hi - lo, h1 - h0, binary, span(self.hkey_offsets, h0, h1), self.tail)
 
     def write(self, lo: int, hi: int, out: np.ndarray) -> int:
         return kernel.write_lines(lo, hi, *self.args, out)

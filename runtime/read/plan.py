@@ -54,6 +54,8 @@ class Options:
     schema: pa.Schema
     report: Report
     progress: Progress | None = None
+    #: Add each row's file and batch position (``include_position``).
+    locate: bool = False
 
 
 def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> bool:

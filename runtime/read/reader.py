@@ -25,7 +25,7 @@ from ..format.batches import ReadOptions, read_batch, read_header
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import iter_frames, iter_stream_frames
 from ..model import Batch, ControlType, Record, Report
-from .sources import LogInput, Source, mappable_fileno, resolve
+from .sources import LogInput, Source, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 Errors = Literal["strict", "skip"]
@@ -157,11 +157,11 @@ def iter_records(
             if batch.records and not batch.is_control:
                 yield from batch.records
         return
-    if hasattr(source, "read") and mappable_fileno(source) is None:
-        # Two passes over a stream that cannot be mapped need it in memory. (Every io
-        # object has a fileno attribute, even BytesIO and pipes: ask whether it maps.)
-        common["name"] = name or getattr(source, "name", None) or "<stream>"
-        source = source.read()
+    if reads_once(source):
+        # Two passes over a stream that cannot be mapped (a file object, a pipe or FIFO path)
+        # need it in memory.
+        source, read_name = read_once(source)
+        common["name"] = name or read_name
     if aborted is None:
         # The first pass reports nothing: the second sees the same batches and reports them.
         aborted = collect_aborted(

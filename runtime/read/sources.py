@@ -18,6 +18,7 @@ import contextlib
 import io
 import mmap
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,7 +55,13 @@ class LogInput:
         """A memoryview over the whole input, or a stream when it cannot be mapped."""
         if self.path is not None:
             with open(self.path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    # A pipe, a FIFO, /dev/stdin, a socket: its size says 0 and it cannot
+                    # be mapped, but it has bytes. Read as a stream, frame by frame.
+                    yield fh
+                    return
+                size = info.st_size
                 if size == 0:
                     yield memoryview(b"")
                     return
@@ -81,6 +88,38 @@ class LogInput:
                 _close_mmap(mapped)
             return
         yield stream
+
+
+def is_stream_path(path: str | os.PathLike[str]) -> bool:
+    """Whether a local path names something that is not a regular file or a directory (a
+    FIFO, ``/dev/stdin`` on a pipe, a socket): it can be read once, as a stream."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def reads_once(source: Source) -> bool:
+    """Whether ``source`` can be read only once: a file object that cannot be mapped, or a
+    path to a pipe. A caller that needs two passes (read_committed) holds it in memory."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        return False
+    if hasattr(source, "read"):
+        return mappable_fileno(source) is None  # type: ignore[arg-type]
+    try:
+        return is_stream_path(os.fspath(source))
+    except TypeError:
+        return False
+
+
+def read_once(source: Source) -> tuple[bytes, str]:
+    """The whole of a source :func:`reads_once` says is read once, and its name."""
+    if hasattr(source, "read"):
+        return source.read(), getattr(source, "name", None) or "<stream>"  # type: ignore[union-attr]
+    path = os.fspath(source)  # type: ignore[arg-type]
+    with open(path, "rb") as fh:
+        return fh.read(), path
 
 
 def mappable_fileno(stream: BinaryIO) -> int | None:

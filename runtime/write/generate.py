@@ -47,7 +47,7 @@ log start offset, cleaner offset), ``meta.properties``, ``.kafka_cleanshutdown``
 shutdown, each partition's ``partition.metadata``, and ``EXPECTED.json``: per partition what
 was written (offsets, segments, codecs, magics, record and transaction counts) and, except for
 benchmark partitions, the SHA-256 of its data records in the canonical JSON lines form, which is
-exactly the output of ``kafka-format dump --jsonl DIR/topic-N`` (and with
+exactly the output of ``kafka-format dump --jsonl --canonical DIR/topic-N`` (and with
 ``--isolation read_committed`` for the second digest). Same seed, same bytes.
 """
 
@@ -211,7 +211,7 @@ class GeneratedLog:
             "version": 1,
             "seed": self.seed,
             "options": self.options,
-            "digest": "sha256 of `kafka-format dump --jsonl DIR/topic-N` "
+            "digest": "sha256 of `kafka-format dump --jsonl --canonical DIR/topic-N` "
             "(and with --isolation read_committed)",
             "partitions": partitions,
         }

@@ -35,6 +35,18 @@ from crc32c import crc32c
 
 from kafka_format.runtime.cli import main
 
+#: The keys ``dump --jsonl`` adds after the canonical ones: where each record was.
+WHERE = ("topic", "partition", "file", "position")
+
+
+def records(out: str) -> list[dict]:
+    """``dump --jsonl``'s records in the canonical form (the corpus's, find's)."""
+    rows = [json.loads(line) for line in out.splitlines()]
+    for row in rows:
+        assert list(row)[-4:] == list(WHERE)
+    return [{k: v for k, v in row.items() if k not in WHERE} for row in rows]
+
+
 DUMP_MODES = {
     "text": [],
     "deep": ["--deep-iteration"],
@@ -157,7 +169,11 @@ def test_every_command_on_a_corpus_set(corpus_set, tmp_path):
     assert [int(line.split()[2]) for line in data_lines] == [r["offset"] for r in expected]
     assert len(runs["data"].out.splitlines()) >= len(runs["deep"].out.splitlines())
     if corpus_set.crc_valid:
-        assert [json.loads(line) for line in runs["jsonl"].out.splitlines()] == expected
+        assert records(runs["jsonl"].out) == expected
+        positions = {f.position for f in found}
+        assert {json.loads(line)["position"] for line in runs["jsonl"].out.splitlines()} <= (
+            positions
+        )
     batches = [json.loads(line) for line in runs["batches"].out.splitlines()]
     assert [(b["position"], b["size"], b["isvalid"]) for b in batches] == [
         (f.position, f.size, f.crc_valid) for f in found
@@ -265,10 +281,10 @@ def test_every_command_on_a_generated_log_dir(generated, tmp_path):
         assert (run.status, run.err.count("error")) == (0, 0), (mode, run.err)
     for partition in partition_dirs(generated):
         facts = expected[partition.name]
-        records = cli("dump", "--jsonl", partition)
+        dumped = cli("dump", "--jsonl", partition)
         committed = cli("dump", "--jsonl", "--isolation", "read_committed", partition)
-        assert records.status == committed.status == 0
-        rows = [json.loads(line) for line in records.out.splitlines()]
+        assert dumped.status == committed.status == 0
+        rows = records(dumped.out)
         assert len(rows) == facts["records"]
         assert len(committed.out.splitlines()) == facts["read_committed_records"]
 
@@ -404,7 +420,7 @@ def test_flipped_crc_byte(partition, tmp_path):
     assert find.status == 1
     assert_names(find, log, target.position)
     # The batches after it are still read.
-    rows = [json.loads(line) for line in cli("dump", "--jsonl", log).out.splitlines()]
+    rows = records(cli("dump", "--jsonl", log).out)
     assert rows and rows[-1]["offset"] >= frames(bytes(data))[-1].base_offset
 
 
@@ -564,7 +580,7 @@ def test_garbage_companion_files(partition, tmp_path, suffix, size):
         errors = run.error_lines()
         assert any(str(victim) in line and "@" in line for line in errors), errors
         assert all(str(partition) in line for line in errors)
-    rows = [json.loads(line) for line in cli("dump", "--jsonl", partition).out.splitlines()]
+    rows = records(cli("dump", "--jsonl", partition).out)
     for row in (rows[0], rows[-1]):
         run = cli("find", partition, "--offset", row["offset"], "--jsonl")
         assert run.status == 0, run.err

@@ -22,7 +22,7 @@ from kafka_format.runtime.cli.dump import DumpOptions, dump
 from kafka_format.runtime.format.codecs import compress
 from kafka_format.runtime.format.jsonform import record_json
 from kafka_format.runtime.model import Report
-from kafka_format.runtime.read.reader import iter_records
+from kafka_format.runtime.read.reader import iter_batches, iter_records
 from kafka_format.schemas.legacy_message import build_legacy_message
 from kafka_format.schemas.record import build_records
 from kafka_format.schemas.record_batch import build_record_batch
@@ -198,12 +198,41 @@ def fast_jsonl(path: str, isolation: str, verify_crc: bool) -> tuple[int, str, s
     return status, out.getvalue(), err.getvalue()
 
 
+def canonical(out: str) -> tuple[str, list[dict]]:
+    """The lines without the keys saying where each record was (``topic``, ``partition``,
+    ``file``, ``position``, written after the canonical ones), and those keys."""
+    lines, wheres = [], []
+    for line in out.splitlines():
+        cut = line.rindex(',"topic":')
+        lines.append(line[:cut] + "}\n")
+        wheres.append(json.loads("{" + line[cut + 1 :]))
+    return "".join(lines), wheres
+
+
+def reference_where(path: str, verify_crc: bool) -> dict[int, list[dict]]:
+    """Where each record of the log is, by offset, from the reference reader's batches."""
+    found: dict[int, list[dict]] = {}
+    for batch in iter_batches(path, verify_crc=verify_crc, errors="skip"):
+        if batch.is_control:
+            continue
+        where = {"topic": None, "partition": None, "file": path, "position": batch.position}
+        for record in batch.records or ():
+            found.setdefault(record.offset, []).append(where)
+    return found
+
+
 def check_same(tmp_path, data: bytes, isolation: str, verify_crc: bool) -> None:
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(data)
     want_out, report, nulls = reference_jsonl(str(path), isolation, verify_crc)
     status, out, err = fast_jsonl(str(path), isolation, verify_crc)
-    assert out == want_out
+    printed, wheres = canonical(out)
+    assert printed == want_out
+    # Each line names the batch its record came from.
+    expected = reference_where(str(path), verify_crc)
+    offsets = [json.loads(line)["offset"] for line in printed.splitlines()]
+    for offset, where in zip(offsets, wheres, strict=True):
+        assert where in expected[offset]
     errors = [line for line in err.splitlines() if line.startswith("error: ")]
     # The same batches named, in order: file, position and base offset (the reason's wording
     # may differ between the decoders).

@@ -149,7 +149,7 @@ def read_all(tmp_path, data: bytes) -> dict:
     table = read_table(str(path), errors="skip", report=fast_report)
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        status = main(["dump", "--jsonl", str(path)])
+        status = main(["dump", "--jsonl", "--canonical", str(path)])
     verified = verify_paths([str(path)])
     return {
         "path": str(path),

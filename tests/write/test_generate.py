@@ -261,7 +261,7 @@ def test_expected_json_matches_dump_jsonl(generated):
             ("read_committed", "sha256_read_committed"),
         ):
             out = io.StringIO()
-            options = DumpOptions(jsonl=True, isolation=isolation)
+            options = DumpOptions(jsonl=True, isolation=isolation, canonical=True)
             assert dump([str(root / name)], options, out=out, err=out) == 0
             out = out.getvalue()
             assert hashlib.sha256(out.encode()).hexdigest() == entry[key], name
