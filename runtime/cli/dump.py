@@ -302,6 +302,8 @@ examples:
   kafka-format dump --index-sanity-check orders-0/*.index
   kafka-format dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
   kafka-format dump --cluster-metadata-decoder __cluster_metadata-0/*.log
+  kafka-format dump --remote-log-metadata-decoder __remote_log_metadata-3
+  kafka-format dump --jsonl --share-group-state-decoder __share_group_state-7
 
 --jsonl lines hold the corpus's canonical fields, then "topic", "partition", "file" and
 "position" (the byte position of the record's batch): where to find it again (--canonical
@@ -371,6 +373,21 @@ def register(sub) -> None:
         dest="record_decoder",
         const="cluster-metadata-decoder",
         help="decode KRaft __cluster_metadata records as JSON",
+    )
+    internal.add_argument(
+        "--remote-log-metadata-decoder",
+        action="store_const",
+        dest="record_decoder",
+        const="remote-log-metadata-decoder",
+        help="decode tiered storage's __remote_log_metadata records (as kafka-dump-log: the "
+        "metadata's toString; JSON with --jsonl)",
+    )
+    internal.add_argument(
+        "--share-group-state-decoder",
+        action="store_const",
+        dest="record_decoder",
+        const="share-group-state-decoder",
+        help="decode __share_group_state records (KIP-932 share groups) as JSON",
     )
     d.add_argument("--skip-record-metadata", action="store_true")
     d.add_argument(

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..format.jsonform import record_json
+from ..messages.kafka4_topics import JSON_DECODERS
 from ..model import Header, Record
 from .text import DECODERS, Decoder, DumpOptions
 
@@ -54,7 +55,9 @@ def json_line(record: Record, where: dict[str, Any], options: DumpOptions) -> st
     if options.decode_values:
         line["value"] = _text(record.value, options.value_decoder)
     if options.record_decoder is not None:
-        key, payload = options.record_decoder(record)
+        # a decoder whose text is not JSON (--remote-log-metadata-decoder) has a JSON twin
+        decode = JSON_DECODERS.get(options.record_decoder, options.record_decoder)
+        key, payload = decode(record)
         line["decoded"] = {"key": _maybe_json(key), "value": _maybe_json(payload)}
     line.update(where)
     return json.dumps(line, separators=(",", ":")) + "\n"

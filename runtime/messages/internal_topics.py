@@ -55,6 +55,7 @@ from .internal_schemas import (
     TRANSACTION_STATES,
     metadata_type_name,
 )
+from .kafka4_topics import DECODERS as KAFKA4_DECODERS
 from .kafka_message import (
     Message,
     MessageDecodeError,
@@ -516,6 +517,8 @@ DECODERS: dict[str, Callable[[Any], tuple[str | None, str | None]]] = {
     "offsets-decoder": offsets_decoder,
     "transaction-log-decoder": transaction_log_decoder,
     "cluster-metadata-decoder": cluster_metadata_decoder,
+    # Kafka 4.x: --remote-log-metadata-decoder, --share-group-state-decoder (kafka4_topics)
+    **KAFKA4_DECODERS,
 }
 
 
