@@ -308,7 +308,11 @@ def _prefix(data: bytes | None, what: str) -> int:
 def _read_prefixed(msg: Message, data: bytes, version: int, what: str) -> dict[str, Any]:
     # CoordinatorRecordSerde.readMessage's wording
     try:
-        values, _ = read_message_from(msg, data, version, offset=2)
+        values, used = read_message_from(msg, data, version, offset=2)
+        if version > msg.valid.hi and used != len(data):
+            # Kafka reads a newer version with the fields it knows and ignores the rest; with
+            # bytes left over that reading is garbage: say so rather than print made-up numbers.
+            raise MessageDecodeError(f"{len(data) - used} byte(s) left over", position=used)
     except MessageDecodeError as exc:
         raise MessageDecodeError(
             f"Could not read record with version {version} from {what}'s buffer due to: "
