@@ -773,3 +773,120 @@ def test_schemas_match_kafkas_json_files():
             assert m.flexible == Versions.parse(theirs["flexibleVersions"]), m.name
             assert m.api_key == theirs.get("apiKey"), m.name
             _compare_fields(m.fields, theirs["fields"], m.name)
+
+
+# --- the examples of docs/internal-topics.md, run as written ------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "internal-topics.md"
+DOC_TOPIC_ID, DOC_SEGMENT_ID = "MKXx1fIkQy2J9jXHhK8m1w", "Ah7pQ2xZSbO5m4cYcTqKVg"
+
+
+def write_doc_logs(data_dir: Path) -> None:
+    """The records the docs' examples show, written as the brokers write them."""
+    tip = {"name": "orders", "id": DOC_TOPIC_ID, "partition": 0}
+    segment = {"topicIdPartition": tip, "id": DOC_SEGMENT_ID}
+    metadata = [
+        (
+            0,
+            {
+                "remoteLogSegmentId": segment,
+                "startOffset": 0,
+                "endOffset": 41234,
+                "brokerId": 1,
+                "maxTimestampMs": 1_700_000_100_000,
+                "eventTimestampMs": 1_700_000_200_000,
+                "segmentLeaderEpochs": [
+                    {"leaderEpoch": 0, "offset": 0},
+                    {"leaderEpoch": 1, "offset": 20000},
+                ],
+                "segmentSizeInBytes": 1_073_741_000,
+                "remoteLogSegmentState": 0,
+            },
+        ),
+        (
+            1,
+            {
+                "remoteLogSegmentId": segment,
+                "brokerId": 1,
+                "eventTimestampMs": 1_700_000_230_000,
+                "remoteLogSegmentState": 1,
+            },
+        ),
+        (
+            2,
+            {
+                "topicIdPartition": tip,
+                "brokerId": 3000,
+                "eventTimestampMs": 1_700_009_000_000,
+                "remotePartitionDeleteState": 0,
+            },
+        ),
+    ]
+    with PartitionWriter(data_dir, "__remote_log_metadata", 12) as w:
+        for api_key, fields in metadata:
+            value = encode_remote_log_metadata_record(api_key, 0, fields)
+            w.append([LogMessage(None, value, timestamp=fields["eventTimestampMs"])])
+    key = {"groupId": "orders-share", "topicId": DOC_TOPIC_ID, "partition": 0}
+    batches = [(100, 109, 2, 1), (110, 112, 4, 5)]
+    snapshot = {
+        "snapshotEpoch": 2,
+        "stateEpoch": 1,
+        "startOffset": 100,
+        "stateBatches": [
+            {"firstOffset": f, "lastOffset": la, "deliveryState": s, "deliveryCount": c}
+            for f, la, s, c in batches
+        ],
+    }
+    update = {
+        "snapshotEpoch": 2,
+        "startOffset": -1,
+        "stateBatches": [
+            {"firstOffset": 113, "lastOffset": 113, "deliveryState": 0, "deliveryCount": 2}
+        ],
+    }
+    with PartitionWriter(data_dir, "__share_group_state", 7) as w:
+        for record_type, value, ts in (
+            (0, snapshot, 1_700_000_001_000),
+            (1, update, 1_700_000_002_000),
+        ):
+            w.append(
+                [
+                    LogMessage(
+                        encode_share_group_state_key(record_type, key),
+                        encode_share_group_state_value(record_type, 0, value),
+                        timestamp=ts,
+                    )
+                ]
+            )
+
+
+def doc_section_blocks() -> list[tuple[str, str]]:
+    text = DOC.read_text()
+    start = text.index("## Kafka 4.x: tiered storage and share groups")
+    section = text[start : text.index("\n## ", start + 1)]
+    return re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+
+
+def test_docs_examples(tmp_path, monkeypatch):
+    data_dir = tmp_path / "var" / "lib" / "kafka"
+    write_doc_logs(data_dir)
+    monkeypatch.chdir(tmp_path)
+    (sh, commands), (_, remote_lines), (_, share_lines), (py, code) = doc_section_blocks()
+    assert sh == "sh" and py == "python"
+    expected = {
+        "--remote-log-metadata-decoder": remote_lines,
+        "--share-group-state-decoder": share_lines,
+    }
+    for command in commands.splitlines()[:2]:
+        argv = command.split()[1:]
+        assert argv[1] in expected
+        argv[-1] = str(tmp_path / argv[-1].lstrip("/"))
+        status, out, err = run(*argv)
+        assert status == 0, err
+        got = [line for line in out.splitlines() if line.startswith("| offset:")]
+        assert got == expected[argv[1]].strip().splitlines()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        exec(compile(code.replace('"/var/', '"var/'), "docs: kafka 4.x", "exec"), {})
+    printed = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    assert out.getvalue().splitlines() == printed
