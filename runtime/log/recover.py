@@ -376,6 +376,7 @@ class _PartitionWalk:
             start = part.last_offset + 1 if part.last_offset is not None else out.base_offset
             if batch.first_offset > start:
                 part.lost.append(LostOffsets(start, batch.first_offset - 1))
+                self.book.lost_from = start
             self.gap = False
         if out.size == 0 and part.batches and not self.lone:
             self.book.take_snapshot(self.out_dir, out.base_offset)  # UnifiedLog.roll's

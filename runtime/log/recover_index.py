@@ -126,7 +126,7 @@ class SegmentOut:
 class PartitionBook:
     """Producer state, leader epochs and snapshots across a partition's kept batches."""
 
-    __slots__ = ("epochs", "last_snapshot", "loader", "map_end_offset", "snapshots")
+    __slots__ = ("epochs", "last_snapshot", "loader", "lost_from", "map_end_offset", "snapshots")
 
     def __init__(self, epochs: list[EpochEntry] | None = None) -> None:
         self.loader = ProducerStateLoader()
@@ -134,6 +134,8 @@ class PartitionBook:
         self.map_end_offset = 0
         self.last_snapshot = -1
         self.snapshots: list[int] = []
+        #: Salvage: the first offset of the latest range of offsets lost (None: none yet).
+        self.lost_from: int | None = None
 
     def apply(self, batch: Batch, segment: SegmentOut) -> None:
         """A kept batch, as ``LogSegment.recover`` applies it after the indexes."""
@@ -157,8 +159,16 @@ class PartitionBook:
         if marker is None or marker.type != ControlType.ABORT:
             return
         state = self.loader.producers.get(batch.producer_id)
-        if state is None or state.current_txn_first_offset is None:
-            return
+        first = None if state is None else state.current_txn_first_offset
+        if first is None:
+            # No open transaction: Kafka writes no entry. But when offsets were lost since
+            # the producer's last kept batch, the aborted data most likely lay there (the
+            # source's .txnindex had the entry): keep it, from the first offset lost, so
+            # that the marker keeps its entry and no kept record falls inside it.
+            last = -1 if state is None else state.last_offset
+            if self.lost_from is None or self.lost_from <= last:
+                return
+            first = self.lost_from
         others = [
             s.current_txn_first_offset
             for pid, s in self.loader.producers.items()
@@ -167,7 +177,7 @@ class PartitionBook:
         segment.txn_index.append(
             {
                 "producer_id": batch.producer_id,
-                "first_offset": state.current_txn_first_offset,
+                "first_offset": first,
                 "last_offset": batch.last_offset,
                 "last_stable_offset": min(others) if others else batch.last_offset + 1,
             }
