@@ -40,12 +40,13 @@ on the copy runs its own recovery over it (and finds nothing to do).
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import KafkaFormatError
+from ..errors import FramingError, KafkaFormatError
 from ..files.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
     LEADER_EPOCH_CHECKPOINT,
@@ -65,8 +66,9 @@ from ..files.storage import LOCAL
 from ..format import messages
 from ..format.batches import ReadOptions, check_crc, decode_records, read_header
 from ..format.framing import Damage, Frame, judge, resync
-from ..model import Batch, TruncatedTail
+from ..model import Batch, Report, TruncatedTail
 from ..progress import Progress
+from ..read.columnar import iter_arrow_batches
 from ..read.sources import LogInput, discover, partition_inputs
 from .recover_index import DEFAULT_INDEX_INTERVAL_BYTES, PartitionBook, SegmentOut
 from .recover_model import (
@@ -179,6 +181,52 @@ def _source_epochs(directory: Path) -> list[EpochEntry] | None:
 
 
 @dataclass(slots=True)
+class _Decoded:
+    """What the columnar fast path found decoding the records of ``view[start:end]``: the
+    positions of the batches it could not read (and why). It stops at framing damage, so
+    ``end`` is where it stopped; a walk past it asks again from there."""
+
+    start: int = 0
+    end: int = -1
+    positions: list[int] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+
+    def covers(self, pos: int) -> bool:
+        return self.start <= pos < self.end
+
+    def cause(self, pos: int, size: int) -> str | None:
+        """Why the batch at ``[pos, pos + size)`` does not read (an error placed anywhere in
+        it: record-level errors point at the record), or None."""
+        i = bisect.bisect_left(self.positions, pos)
+        if i < len(self.positions) and self.positions[i] < pos + size:
+            return self.causes[i]
+        return None
+
+
+def _decode_from(view: memoryview, start: int, limit: int) -> _Decoded:
+    """Decode ``view[start:limit]`` on the fast path (the numba kernels ``read_table`` uses,
+    headers included), keeping nothing but the errors: record batches of bounded size are
+    made and dropped, so memory stays bounded whatever the segment's size."""
+    report = Report()
+    for _ in iter_arrow_batches(
+        view[start:limit], include_headers=True, errors="skip", report=report
+    ):
+        pass
+    found = _Decoded(start, limit)
+    errors = []
+    for exc in report.errors:
+        position = start + (exc.position or 0)
+        if isinstance(exc, FramingError):
+            found.end = min(found.end, position)
+        else:
+            errors.append((position, exc.reason))
+    errors.sort()
+    found.positions = [p for p, _ in errors]
+    found.causes = [c for _, c in errors]
+    return found
+
+
+@dataclass(slots=True)
 class _Verdict:
     """A frame judged: its batch (when the header reads) and why it is not kept (None: kept).
     ``trusted``: the frame's CRC held, so its length can be stepped over."""
@@ -194,6 +242,7 @@ class _PartitionWalk:
     __slots__ = (
         "book",
         "decode",
+        "decoded",
         "dropped_until",
         "gap",
         "index_interval_bytes",
@@ -221,6 +270,7 @@ class _PartitionWalk:
         self.out_dir = out_dir
         self.salvage = salvage
         self.decode = salvage
+        self.decoded = _Decoded()
         self.progress = progress
         self.index_interval_bytes = index_interval_bytes
         first = logs[0]
@@ -299,6 +349,7 @@ class _PartitionWalk:
             limit = len(view)
             pos = 0
             base = log.base_offset
+            self.decoded = _Decoded()
             while True:
                 verdict = judge(view, pos, limit, log.name)
                 if verdict is None:
@@ -319,7 +370,7 @@ class _PartitionWalk:
                     pos = resume
                     continue
                 assert isinstance(verdict, Frame)
-                judged = self._judge(verdict, log.name, base)
+                judged = self._judge(verdict, log.name, base, view)
                 if judged.cause is None:
                     assert judged.batch is not None
                     self._keep(judged.batch, verdict, out)
@@ -330,10 +381,14 @@ class _PartitionWalk:
                 else:
                     found = resync(view, pos + 1, limit)
                     end = limit if found is None else found
+                    if end != pos + verdict.size:
+                        # The fast path stepped over the frame by its length: a walk that
+                        # resumes elsewhere has it decode from there.
+                        self.decoded = _Decoded()
                 self._drop(log, pos, end, judged.cause)
                 pos = end
 
-    def _judge(self, frame: Frame, name: str, base: int | None) -> _Verdict:
+    def _judge(self, frame: Frame, name: str, base: int | None, view: memoryview) -> _Verdict:
         """Kafka's recovery checks of one batch, and with salvage that its records read and
         its offsets follow the kept ones."""
         try:
@@ -348,11 +403,19 @@ class _PartitionWalk:
                 f"base offset {base} (LogSegmentOffsetOverflowException)",
                 trusted=True,
             )
-        if self.decode or (batch.is_control and batch.producer_id >= 0):
+        cause = None
+        if batch.is_control and batch.producer_id >= 0:
+            # its marker feeds the producer state: decoded here (control batches are few)
             try:
                 batch.records = decode_records(batch, frame, _DECODE)
             except KafkaFormatError as exc:
-                return _Verdict(batch, f"records do not read: {exc.reason}", trusted=True)
+                cause = exc.reason
+        elif self.decode:
+            if not self.decoded.covers(frame.position):
+                self.decoded = _decode_from(view, frame.position, len(view))
+            cause = self.decoded.cause(frame.position, frame.size)
+        if cause is not None:
+            return _Verdict(batch, f"records do not read: {cause}", trusted=True)
         if self.last_kept is not None and batch.first_offset <= self.last_kept:
             return _Verdict(
                 batch,
