@@ -84,6 +84,7 @@ from .recover_model import (
 __all__ = ["RecoveryReport", "recover"]
 
 _INT32_MAX = (1 << 31) - 1
+_INT64_MAX = (1 << 63) - 1
 _META_PROPERTIES = "meta.properties"
 _DECODE = ReadOptions(True, True)
 
@@ -363,7 +364,7 @@ class _PartitionWalk:
                     cause = verdict.error(log.name).reason
                     resume = verdict.resume
                     if resume is None:
-                        resume = resync(view, pos + 1, limit)
+                        resume = resync(view, pos + 1, limit, offsets=self._expected(base))
                     self._drop(log, pos, limit if resume is None else resume, cause)
                     if resume is None:
                         return
@@ -379,7 +380,7 @@ class _PartitionWalk:
                 if judged.trusted:
                     end = pos + verdict.size
                 else:
-                    found = resync(view, pos + 1, limit)
+                    found = resync(view, pos + 1, limit, offsets=self._expected(base))
                     end = limit if found is None else found
                     if end != pos + verdict.size:
                         # The fast path stepped over the frame by its length: a walk that
@@ -387,6 +388,14 @@ class _PartitionWalk:
                         self.decoded = _Decoded()
                 self._drop(log, pos, end, judged.cause)
                 pos = end
+
+    def _expected(self, base: int | None) -> tuple[int, int] | None:
+        """The base offsets a batch after damage may have: above the last one kept (or the
+        segment's base), within the reach of the segment's indexes."""
+        if base is None:
+            return None if self.last_kept is None else (self.last_kept + 1, _INT64_MAX)
+        low = base if self.last_kept is None else max(base, self.last_kept + 1)
+        return (low, base + _INT32_MAX)
 
     def _judge(self, frame: Frame, name: str, base: int | None, view: memoryview) -> _Verdict:
         """Kafka's recovery checks of one batch, and with salvage that its records read and

@@ -376,3 +376,32 @@ def test_salvage_after_any_flipped_byte(source, tmp_path_factory, data):
     want = expected([x for i, x in enumerate(batches) if i != k])
     assert ours(out / "orders-0") == want
     assert verify_paths([out]).ok
+
+
+def test_salvage_resynchronises_through_payloads_full_of_false_headers(tmp_path):
+    """Compressed benchmark payloads hold thousands of byte runs that look like batch headers
+    (a small magic, a length that fits) a MiB; their CRCs alone would exhaust the walker's
+    search budget. The offsets expected after the damage rule them out."""
+    import pyarrow.compute as pc
+
+    from kafka_format.runtime.format.codecs import Codec
+    from kafka_format.runtime.read.columnar import read_table
+
+    root = tmp_path / "bench"
+    generate_log_dir(root, size_bytes=3_000_000, partitions=1, codec=Codec.LZ4)
+    before = read_table(root).num_rows
+    segment = sorted((root / "bench-0").glob("*.log"))[0]
+    data = bytearray(segment.read_bytes())
+    offset, length = _FRAME.unpack_from(data, 0)
+    last = offset + struct.unpack_from(">i", data, 23)[0]
+    data[length // 2] ^= 0x01  # inside the first batch's compressed records
+    segment.write_bytes(bytes(data))
+    out = tmp_path / "out"
+    report = recover(root, out, salvage=True)
+    (part,) = report.partitions
+    assert [(d.start, d.end) for d in part.dropped] == [(0, 12 + length)]
+    assert [(g.first, g.last) for g in part.lost] == [(offset, last)]
+    offsets = read_table(out).column("offset")
+    assert pc.min(offsets).as_py() == last + 1
+    assert len(offsets) == part.records == before - (last - offset + 1)
+    assert verify_paths([out]).ok
