@@ -107,6 +107,11 @@ def recover(
     src_path, dest_path = Path(src), Path(dest)
     found = discover(LOCAL, os.fspath(src_path))
     is_file = src_path.is_file()
+    if not is_file and not src_path.is_dir():
+        raise KafkaFormatError(
+            "not a regular file: recover maps the segments it reads (copy it to a file first)",
+            file=str(src_path),
+        )
     _check_dest(src_path.parent if is_file else src_path, dest_path)
     report = RecoveryReport(str(src_path), str(dest_path), salvage)
     report.skipped = [(s.path, s.reason) for s in found.skipped]
@@ -114,7 +119,8 @@ def recover(
         reasons = "; ".join(f"{p}: {r}" for p, r in report.skipped) or "no segment"
         raise KafkaFormatError(f"nothing to recover ({reasons})", file=str(src_path))
     dest_path.mkdir(parents=True, exist_ok=True)
-    log_dir = not is_file and not any(Path(t.path) == src_path for t in found.targets)
+    itself = src_path.resolve()
+    log_dir = not is_file and not any(Path(t.path).resolve() == itself for t in found.targets)
     for target in found.targets:
         if not target.is_dir:
             path = Path(target.path)
@@ -346,7 +352,12 @@ class _PartitionWalk:
         """One segment: copy what is kept into ``out`` (None: after the truncation point,
         only count the intact batches)."""
         with log.open() as view:
-            assert isinstance(view, memoryview)
+            if not isinstance(view, memoryview):
+                raise KafkaFormatError(
+                    "not a regular file: recover maps the segments it reads (copy it to a "
+                    "file first)",
+                    file=log.name,
+                )
             limit = len(view)
             pos = 0
             base = log.base_offset

@@ -12,6 +12,7 @@ lost before a segment its files must equal the broker-written originals.
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 from dataclasses import dataclass
@@ -325,7 +326,7 @@ def test_a_lone_segment(source, damaged, tmp_path):
     assert report.partitions[0].dropped
 
 
-@pytest.mark.parametrize("where", ["not-empty", "inside", "same", "missing", "file"])
+@pytest.mark.parametrize("where", ["not-empty", "inside", "same", "missing", "file", "fifo"])
 def test_refusals(source, tmp_path, where):
     dest = tmp_path / "dest"
     src = source
@@ -346,12 +347,16 @@ def test_refusals(source, tmp_path, where):
     elif where == "missing":
         src = tmp_path / "nothing-here"
         match = "no such file"
+    elif where == "fifo":
+        src = tmp_path / "pipe"
+        os.mkfifo(src)
+        match = "not a regular file"
     else:
         dest.write_text("a file")
         match = "not a directory"
     with pytest.raises(KafkaFormatError, match=match):
         recover(src, dest)
-    if where == "inside":
+    if where in ("inside", "fifo"):
         assert not dest.exists()
 
 
