@@ -62,6 +62,7 @@ from ..files.checkpoints import (
     read_offset_checkpoint,
 )
 from ..files.names import FileKind, parse_segment_file_name, segment_file_name
+from ..files.snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from ..files.storage import LOCAL
 from ..format import messages
 from ..format.batches import ReadOptions, check_crc, decode_records, read_header
@@ -145,7 +146,7 @@ def recover(
         walk = _PartitionWalk(
             partition_inputs(source), out, salvage, progress, index_interval_bytes
         )
-        part = walk.run(epochs=_source_epochs(source))
+        part = walk.run(epochs=_source_epochs(source), seed=_source_snapshot(source))
         if (source / PARTITION_METADATA).is_file():
             shutil.copyfile(source / PARTITION_METADATA, out / PARTITION_METADATA)
         report.partitions.append(part)
@@ -170,6 +171,22 @@ def _check_dest(territory: Path, dest: Path) -> None:
             raise KafkaFormatError(
                 "is not empty: recover writes into a new or empty directory", file=str(dest)
             )
+
+
+def _source_snapshot(directory: Path) -> list[ProducerSnapshotEntry] | None:
+    """The producer snapshot at the first segment's base offset when that is above 0 (the
+    state of the producers whose batches were deleted before it), if it reads."""
+    logs = partition_inputs(directory)
+    base = logs[0].base_offset if logs else None
+    if not base:
+        return None
+    path = directory / segment_file_name(base, FileKind.PRODUCER_SNAPSHOT)
+    if not path.is_file():
+        return None
+    try:
+        return list(read_producer_snapshot(path).entries)
+    except (KafkaFormatError, OSError):
+        return None
 
 
 def _source_epochs(directory: Path) -> list[EpochEntry] | None:
@@ -297,8 +314,16 @@ class _PartitionWalk:
         #: A segment given alone: no partition files (epochs, snapshots) are written for it.
         self.lone = lone
 
-    def run(self, *, epochs: list[EpochEntry] | None) -> PartitionRecovery:
-        self.book = PartitionBook(epochs)
+    def run(
+        self,
+        *,
+        epochs: list[EpochEntry] | None,
+        seed: list[ProducerSnapshotEntry] | None = None,
+    ) -> PartitionRecovery:
+        self.book = PartitionBook(epochs, seed or ())
+        if seed is not None and self.logs[0].base_offset:
+            # the snapshot the state started from, at the log's first segment
+            self.book.take_snapshot(self.out_dir, self.logs[0].base_offset)
         outs: list[SegmentOut] = []
         for log in self.logs:
             assert log.path is not None

@@ -23,6 +23,7 @@ compacted away there).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -36,6 +37,7 @@ from ..files.names import FileKind, segment_file_name
 from ..files.snapshot import ProducerSnapshotEntry, java_hashmap_order
 from ..model import Batch, ControlType
 from .producer_loader import ProducerStateLoader
+from .producer_state import ProducerState
 
 #: ``log.index.interval.bytes``' default (``LogConfig``).
 DEFAULT_INDEX_INTERVAL_BYTES = 4096
@@ -128,8 +130,14 @@ class PartitionBook:
 
     __slots__ = ("epochs", "last_snapshot", "loader", "lost_from", "map_end_offset", "snapshots")
 
-    def __init__(self, epochs: list[EpochEntry] | None = None) -> None:
-        self.loader = ProducerStateLoader()
+    def __init__(
+        self,
+        epochs: list[EpochEntry] | None = None,
+        seed: Iterable[ProducerSnapshotEntry] = (),
+    ) -> None:
+        # A log that no longer starts at offset 0 lost the producers of its deleted segments:
+        # the state starts from the snapshot at its first segment, as the broker's does.
+        self.loader = ProducerStateLoader(ProducerState.from_snapshot_entry(e) for e in seed)
         self.epochs: list[EpochEntry] = list(epochs or [])
         self.map_end_offset = 0
         self.last_snapshot = -1

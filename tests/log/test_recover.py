@@ -410,3 +410,19 @@ def test_salvage_resynchronises_through_payloads_full_of_false_headers(tmp_path)
     assert pc.min(offsets).as_py() == last + 1
     assert len(offsets) == part.records == before - (last - offset + 1)
     assert verify_paths([out]).ok
+
+
+def test_a_log_whose_first_segment_was_deleted_keeps_its_producers(source, damaged, tmp_path):
+    """Retention deleted the first segment: the producer state starts from the snapshot at
+    the new first segment (as the broker's does), so every snapshot comes out the same."""
+    first = _segments(damaged / "orders-0")[0].removesuffix(".log")
+    for path in (damaged / "orders-0").glob(f"{first}.*"):
+        path.unlink()
+    out = tmp_path / "out"
+    recover(damaged, out)
+    snapshots = sorted(p.name for p in (damaged / "orders-0").glob("*.snapshot"))
+    assert snapshots == sorted(p.name for p in (out / "orders-0").glob("*.snapshot"))
+    for name in snapshots:
+        assert (out / "orders-0" / name).read_bytes() == (
+            damaged / "orders-0" / name
+        ).read_bytes(), name
