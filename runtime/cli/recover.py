@@ -75,9 +75,22 @@ def _run_recover(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    checked = verify_paths([args.dest])
+    progress = None
+    if wanted(quiet=args.quiet):
+        total, files = log_bytes([args.dest])
+        progress = Progress.start("verify", total, files=files, quiet=args.quiet)
+    try:
+        checked = verify_paths([args.dest], progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     report.verified = checked.ok
     report.verify_errors = [p.line() for p in checked.errors]
+    for part in report.partitions:
+        prefix = part.dest.rstrip("/") + "/"
+        part.verified = not any(
+            e.file == part.dest or e.file.startswith(prefix) for e in checked.errors
+        )
     if args.json:
         sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
     else:

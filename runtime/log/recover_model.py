@@ -87,6 +87,8 @@ class PartitionRecovery:
     intact_dropped_records: int = 0
     #: Where the default mode truncated the log (the first invalid batch), if it did.
     truncated_at: DroppedRange | None = None
+    #: Whether ``verify`` found no error in the copy of this partition (None: not run).
+    verified: bool | None = None
 
     @property
     def log_end_offset(self) -> int | None:
@@ -118,6 +120,7 @@ class PartitionRecovery:
             "offsets_lost": [lost.as_json() for lost in self.lost],
             "intact_batches_dropped": self.intact_dropped_batches,
             "intact_records_dropped": self.intact_dropped_records,
+            "verified": self.verified,
         }
 
 

@@ -176,3 +176,31 @@ def test_progress_on_a_terminal(damaged, tmp_path):
     assert status == 0
     assert "recover: " in terminal and " / " in terminal
     assert b"recover: " not in stdout.replace(b"Recovered", b"")
+
+
+def test_a_copy_that_does_not_verify_says_so(capsys, source, tmp_path):
+    """The default mode keeps a batch whose CRC holds although its records do not read (as
+    Kafka's recovery does): the copy is written (exit 0) and the report says it does not
+    verify, naming the batch, partition by partition."""
+    from kafka.record.util import calc_crc32c
+
+    copy = tmp_path / "src"
+    shutil.copytree(source, copy)
+    segment = sorted((copy / "orders-1").glob("*.log"))[0]
+    data = bytearray(segment.read_bytes())
+    position, size = next(
+        (p, n) for p, n in frames(segment) if data[p + 16] == 2 and data[p + 22] & 0x27 == 0
+    )
+    count = struct.unpack_from(">i", data, position + 57)[0]
+    struct.pack_into(">i", data, position + 57, count + 7)
+    crc = calc_crc32c(bytes(data[position + 21 : position + size]))
+    struct.pack_into(">I", data, position + 17, crc)
+    segment.write_bytes(bytes(data))
+    out = tmp_path / "out"
+    status, stdout, _ = recover_cli(capsys, "--json", copy, out)
+    assert status == 0
+    report = json.loads(stdout)
+    assert report["verified"] is False
+    assert any(f"@{position}" in line for line in report["verify_errors"])
+    verdicts = {p["partition"]: p["verified"] for p in report["partitions"]}
+    assert verdicts == {0: True, 1: False}

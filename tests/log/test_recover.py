@@ -426,3 +426,48 @@ def test_a_log_whose_first_segment_was_deleted_keeps_its_producers(source, damag
         assert (out / "orders-0" / name).read_bytes() == (
             damaged / "orders-0" / name
         ).read_bytes(), name
+
+
+def _unreadable_batch(partition: Path) -> tuple[str, int, int]:
+    """Make the first uncompressed v2 data batch of the middle segment claim more records
+    than it holds, its CRC-32C recomputed (kafka-python's) so that it still holds: a batch
+    a buggy producer could have written. Returns (segment, position, index in the oracle)."""
+    from kafka.record.util import calc_crc32c
+
+    segment = _segments(partition)[1]
+    path = partition / segment
+    data = bytearray(path.read_bytes())
+    pos = 0
+    while True:
+        _, length = _FRAME.unpack_from(data, pos)
+        attributes = struct.unpack_from(">h", data, pos + 21)[0]
+        if data[pos + 16] == 2 and attributes & 0x27 == 0:  # no codec, not control
+            break
+        pos += 12 + length
+    count = struct.unpack_from(">i", data, pos + 57)[0]
+    struct.pack_into(">i", data, pos + 57, count + 1000)
+    struct.pack_into(">I", data, pos + 17, calc_crc32c(bytes(data[pos + 21 : pos + 12 + length])))
+    path.write_bytes(bytes(data))
+    return segment, pos, length + 12
+
+
+def test_a_batch_whose_crc_holds_but_records_do_not_read(source, damaged, tmp_path):
+    """Kafka's recovery never decodes records, so it keeps such a batch (and so does the
+    default mode: the copy's verify then names it); salvage drops it, and only it."""
+    batches = oracle(source / "orders-0")
+    segment, pos, size = _unreadable_batch(damaged / "orders-0")
+    k = next(i for i, b in enumerate(batches) if (b.segment, b.position) == (segment, pos))
+    kafka = recover(damaged, tmp_path / "kafka")
+    assert not kafka.damaged
+    assert (tmp_path / "kafka" / "orders-0" / segment).read_bytes() == (
+        damaged / "orders-0" / segment
+    ).read_bytes()
+    assert not verify_paths([tmp_path / "kafka"]).ok
+    salvaged = recover(damaged, tmp_path / "salvaged", salvage=True)
+    (part,) = salvaged.damaged
+    (dropped,) = part.dropped
+    assert (dropped.start, dropped.end) == (pos, pos + size)
+    assert dropped.cause.startswith("records do not read")
+    want = expected([b for i, b in enumerate(batches) if i != k])
+    assert ours(tmp_path / "salvaged" / "orders-0") == want
+    assert verify_paths([tmp_path / "salvaged"]).ok
