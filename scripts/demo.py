@@ -74,11 +74,28 @@ def main() -> int:
     step("6. Where the bytes go, and what v2 with each codec would take")
     cli("stats", LOGS, "--what-if")
 
-    step("7. Spark: the kafka_log data source and SQL")
+    step("7. A crash: a page of zeros in orders-0, recovered as Kafka would and with --salvage")
+    crash_demo()
+
+    step("8. Spark: the kafka_log data source and SQL")
     spark_demo()
 
     print(f"\nDemo finished in {time.monotonic() - started:.0f} s; output in {OUT}")
     return 0
+
+
+def crash_demo() -> None:
+    """A damaged copy of the demo log: what the broker's recovery keeps, what salvage keeps."""
+    crashed = OUT / "crashed-logs"
+    shutil.copytree(LOGS, crashed)
+    segment = sorted((crashed / "orders-0").glob("*.log"))[-1]
+    data = bytearray(segment.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 4096] = bytes(4096)  # a lost page, as a bad disk leaves it
+    segment.write_bytes(bytes(data))
+    print(f"  (4096 zero bytes written at {middle} of {segment.relative_to(OUT)})")
+    cli("recover", "--quiet", crashed, OUT / "recovered-logs")
+    cli("recover", "--salvage", "--quiet", crashed, OUT / "salvaged-logs")
 
 
 def spark_demo() -> None:

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "producers",
     "compact",
     "stats",
+    "recover",
 )
 
 

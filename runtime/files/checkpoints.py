@@ -281,6 +281,22 @@ def read_partition_metadata(path: str | os.PathLike[str]) -> PartitionMetadata:
     return parse_partition_metadata(data, file=name)
 
 
+def format_offset_checkpoint(entries: dict[TopicPartition, int]) -> str:
+    """An ``OffsetCheckpointFile`` (``topic partition offset`` lines), as Kafka writes it:
+    version 0, the count, then one entry a line (``CheckpointFile.write``)."""
+    lines = [str(CHECKPOINT_VERSION), str(len(entries))]
+    lines += [f"{tp.topic} {tp.partition} {offset}" for tp, offset in entries.items()]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def format_leader_epoch_checkpoint(entries: list[EpochEntry]) -> str:
+    """A ``leader-epoch-checkpoint`` (``epoch start_offset`` lines), as
+    ``LeaderEpochCheckpointFile`` writes it."""
+    lines = [str(CHECKPOINT_VERSION), str(len(entries))]
+    lines += [f"{e.epoch} {e.start_offset}" for e in entries]
+    return "".join(f"{line}\n" for line in lines)
+
+
 __all__ = [
     "CHECKPOINT_VERSION",
     "CLEANER_OFFSET_CHECKPOINT",
@@ -293,6 +309,8 @@ __all__ = [
     "EpochEntry",
     "PartitionMetadata",
     "TopicPartition",
+    "format_leader_epoch_checkpoint",
+    "format_offset_checkpoint",
     "parse_checkpoint",
     "parse_leader_epoch_checkpoint",
     "parse_offset_checkpoint",

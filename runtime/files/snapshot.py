@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import CrcMismatchError, IndexFileError
@@ -152,10 +153,31 @@ def read_producer_snapshot(
     return parse_producer_snapshot(data, file=name, offset=offset, check_crc=check_crc)
 
 
+def java_hashmap_order(keys: Sequence[int]) -> list[int]:
+    """Producer ids in the order ``ProducerStateManager.writeSnapshot`` lists them: a
+    ``java.util.HashMap<Long, ...>`` filled in this order iterates by bucket (``Long.hashCode``
+    spread as ``HashMap.hash`` does, in a table grown from 16 at load factor 0.75), then by
+    insertion within a bucket. Treeified buckets (8+ collisions) are not modelled. (The
+    writer's ``write.bookkeeping.java_hashmap_order`` is the same rule, on its side of the
+    log/write separation.)"""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: int) -> int:
+        unsigned = key & 0xFFFFFFFFFFFFFFFF
+        h = (unsigned ^ (unsigned >> 32)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(keys, key=lambda k: (bucket(k), order[k]))
+
+
 __all__ = [
     "PRODUCER_SNAPSHOT_VERSION",
     "ProducerSnapshot",
     "ProducerSnapshotEntry",
+    "java_hashmap_order",
     "parse_producer_snapshot",
     "read_producer_snapshot",
 ]

@@ -199,6 +199,7 @@ def resync(
     window: int | None = None,
     to_the_end: bool = False,
     wrapper: bool = False,
+    offsets: tuple[int, int] | None = None,
 ) -> int | None:
     """The first position at or after ``start`` where a whole batch starts: a plausible header
     (length in range and within ``limit``, magic 0/1/2, for v2 a full header and a known
@@ -208,6 +209,9 @@ def resync(
     with ``wrapper`` (the search starts inside a compressed v0/v1 wrapper) such a chain must
     hold a batch that cannot be an inner message (v2, or compressed).
     Candidates starting more than ``window`` bytes after ``start`` are not looked at.
+    ``offsets`` (first, last): only candidates whose base offset lies in that range (what a
+    caller knowing the offsets around the damage expects), which spares the CRCs of the many
+    false candidates some payloads are full of.
 
     Linear in the bytes searched: headers are filtered in numpy a chunk at a time, and the
     CRCs computed stay within twice the bytes left plus 64 KiB (then it gives up: None)."""
@@ -223,7 +227,7 @@ def resync(
     lo = start
     while lo < stop:
         hi = min(stop, lo + _SEARCH_CHUNK)
-        for p in _candidates(data, lo, hi, limit):
+        for p in _candidates(data, lo, hi, limit, offsets):
             if _whole(view, p, budget) and (
                 not to_the_end or _chain_ends(view, p, limit, budget, wrapper)
             ):
@@ -257,8 +261,11 @@ def _chain_ends(view: memoryview, pos: int, limit: int, budget: list[int], wrapp
             return False
 
 
-def _candidates(data: np.ndarray, lo: int, hi: int, limit: int) -> list[int]:
-    """Positions in [lo, hi) whose 17 header bytes could start a whole batch before limit."""
+def _candidates(
+    data: np.ndarray, lo: int, hi: int, limit: int, offsets: tuple[int, int] | None = None
+) -> list[int]:
+    """Positions in [lo, hi) whose 17 header bytes could start a whole batch before limit
+    (and whose base offset lies in ``offsets``, when given)."""
     magic = data[lo + MAGIC_OFFSET : hi + MAGIC_OFFSET]
     hits = np.flatnonzero(magic <= 2)
     if not len(hits):
@@ -280,6 +287,13 @@ def _candidates(data: np.ndarray, lo: int, hi: int, limit: int) -> list[int]:
         fits = ok & v2
         v2_ok[fits] = (data[at[fits] + 22] & 7) <= 4
         ok &= v2_ok
+    if offsets is not None and ok.any():
+        kept = at[ok]
+        base = np.zeros(len(kept), np.uint64)
+        for i in range(8):
+            base = (base << np.uint64(8)) | data[kept + i].astype(np.uint64)
+        signed = base.view(np.int64)
+        ok[ok] = (signed >= offsets[0]) & (signed <= offsets[1])
     return at[ok].tolist()
 
 

@@ -1,0 +1,592 @@
+"""``recover``: a damaged log's intact batches, copied into a new directory that a broker (and
+every reader of ours) accepts.
+
+Two modes, one walk. Every segment is mapped and walked with the one walker
+(``format.framing.judge``); each whole frame is checked as Kafka's recovery checks a batch,
+and the byte ranges of the batches kept are copied to the output segment as they are met
+(nothing of a segment is held but the batch at hand):
+
+* default, Kafka's own recovery after an unclean shutdown, done into the copy
+  (``LogLoader.recoverLog`` and ``LogSegment.recover``, storage/src/main/java/org/apache/kafka/
+  storage/internals/log/): each batch must frame (``FileLogInputStream.nextBatch``), pass
+  ``RecordBatch.ensureValid`` (its size and CRC), fit the segment's indexes
+  (``ensureOffsetInRange``) and, for a producer's control batch, hold a marker that reads
+  (``ProducerAppendInfo.append``). The segment is truncated before the first batch that does
+  not, a partial batch at a segment's end included, and every later segment of the partition
+  is dropped (``removeAndDeleteSegmentsAsync``). Unlike the broker, which only recovers the
+  segments after its recovery point, every segment is checked: a bad disk damages flushed
+  segments too. A batch whose offsets do not increase is taken as the first invalid one too
+  (the broker's index refuses it with InvalidOffsetException when an entry falls on it).
+  What lies after the truncation point is still walked, only to count the intact batches
+  thrown away (what ``salvage`` would keep).
+* ``salvage=True``: every batch that passes those checks is kept, before and after damaged
+  regions. After damage the walk resumes at the next position where a whole batch whose CRC
+  holds starts (``framing.resync`` from the byte after the damage to the end of the segment:
+  linear, no window); a frame whose CRC holds is stepped over by its own length. Two more
+  checks, because the result must be readable by every reader: the batch's records must decode
+  (a batch a reader cannot read is dropped and reported: Kafka's recovery would keep it, since
+  it never decodes records, but a salvaged copy promises readable data), and its first offset
+  must be above the last one kept (a resynchronised walk must not step into the inner messages
+  of a damaged v0/v1 wrapper, whose offsets restart).
+
+Offsets keep their values: the copy has gaps where batches were lost, as after compaction, which
+Kafka accepts; a segment keeps its file name (its base offset) even when its first batches were
+lost. The indexes, transaction indexes, producer snapshots and leader epochs are rebuilt from
+the kept batches (:mod:`.recover_index`), the log dir's checkpoints written to match (the
+recovery point and high watermark at the kept log end), ``partition.metadata`` and
+``meta.properties`` copied. No ``.kafka_cleanshutdown`` marker is written, so a broker started
+on the copy runs its own recovery over it (and finds nothing to do).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import FramingError, KafkaFormatError
+from ..files.checkpoints import (
+    CLEANER_OFFSET_CHECKPOINT,
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    PARTITION_METADATA,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    EpochEntry,
+    TopicPartition,
+    format_leader_epoch_checkpoint,
+    format_offset_checkpoint,
+    read_leader_epoch_checkpoint,
+    read_offset_checkpoint,
+)
+from ..files.names import FileKind, parse_segment_file_name, segment_file_name
+from ..files.snapshot import ProducerSnapshotEntry, read_producer_snapshot
+from ..files.storage import LOCAL
+from ..format import messages
+from ..format.batches import ReadOptions, check_crc, decode_records, read_header
+from ..format.framing import Damage, Frame, judge, resync
+from ..model import Batch, Report, TruncatedTail
+from ..progress import Progress
+from ..read.columnar import iter_arrow_batches
+from ..read.sources import LogInput, discover, partition_inputs
+from .recover_index import DEFAULT_INDEX_INTERVAL_BYTES, PartitionBook, SegmentOut
+from .recover_model import (
+    AFTER_TRUNCATION,
+    NOTHING_INTACT,
+    DroppedRange,
+    DroppedSegment,
+    LostOffsets,
+    PartitionRecovery,
+    RecoveryReport,
+)
+
+__all__ = ["RecoveryReport", "recover"]
+
+_INT32_MAX = (1 << 31) - 1
+_INT64_MAX = (1 << 63) - 1
+_META_PROPERTIES = "meta.properties"
+_DECODE = ReadOptions(True, True)
+
+
+def recover(
+    src: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    salvage: bool = False,
+    progress: Progress | None = None,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+) -> RecoveryReport:
+    """Copy what recovery keeps of ``src`` (a segment, a partition directory or a log
+    directory) into ``dest`` (a new or empty directory, not inside ``src``).
+
+    The copy mirrors the source: a segment's files, a partition directory's, or a log
+    directory with its partition directories and checkpoint files. Raises
+    :class:`KafkaFormatError` when nothing can be written (``src`` missing or holding no
+    segment, ``dest`` not empty or inside ``src``)."""
+    src_path, dest_path = Path(src), Path(dest)
+    found = discover(LOCAL, os.fspath(src_path))
+    is_file = src_path.is_file()
+    if not is_file and not src_path.is_dir():
+        raise KafkaFormatError(
+            "not a regular file: recover maps the segments it reads (copy it to a file first)",
+            file=str(src_path),
+        )
+    _check_dest(src_path.parent if is_file else src_path, dest_path)
+    report = RecoveryReport(str(src_path), str(dest_path), salvage)
+    report.skipped = [(s.path, s.reason) for s in found.skipped]
+    if not found.targets:
+        reasons = "; ".join(f"{p}: {r}" for p, r in report.skipped) or "no segment"
+        raise KafkaFormatError(f"nothing to recover ({reasons})", file=str(src_path))
+    dest_path.mkdir(parents=True, exist_ok=True)
+    itself = src_path.resolve()
+    log_dir = not is_file and not any(Path(t.path).resolve() == itself for t in found.targets)
+    for target in found.targets:
+        if not target.is_dir:
+            path = Path(target.path)
+            parsed = parse_segment_file_name(path.name)
+            logs = [
+                LogInput(
+                    str(path),
+                    topic=target.topic,
+                    partition=target.partition,
+                    base_offset=parsed.base_offset if parsed else None,
+                    path=path,
+                )
+            ]
+            walk = _PartitionWalk(
+                logs, dest_path, salvage, progress, index_interval_bytes, lone=True
+            )
+            report.partitions.append(walk.run(epochs=None))
+            continue
+        source = Path(target.path)
+        out = dest_path / source.name if log_dir else dest_path
+        out.mkdir(exist_ok=True)
+        walk = _PartitionWalk(
+            partition_inputs(source), out, salvage, progress, index_interval_bytes
+        )
+        part = walk.run(epochs=_source_epochs(source), seed=_source_snapshot(source))
+        if (source / PARTITION_METADATA).is_file():
+            shutil.copyfile(source / PARTITION_METADATA, out / PARTITION_METADATA)
+        report.partitions.append(part)
+    if log_dir:
+        _write_log_dir_files(src_path, dest_path, report)
+    return report
+
+
+def _check_dest(territory: Path, dest: Path) -> None:
+    """Refuse a ``dest`` that is not a new or empty directory, or lies inside the source."""
+    where = territory.resolve()
+    target = dest.resolve()
+    if target == where or where in target.parents:
+        raise KafkaFormatError(
+            f"is inside the source {territory}: recover never writes into what it reads",
+            file=str(dest),
+        )
+    if dest.exists():
+        if not dest.is_dir():
+            raise KafkaFormatError("is not a directory", file=str(dest))
+        if any(dest.iterdir()):
+            raise KafkaFormatError(
+                "is not empty: recover writes into a new or empty directory", file=str(dest)
+            )
+
+
+def _source_snapshot(directory: Path) -> list[ProducerSnapshotEntry] | None:
+    """The producer snapshot at the first segment's base offset when that is above 0 (the
+    state of the producers whose batches were deleted before it), if it reads."""
+    logs = partition_inputs(directory)
+    base = logs[0].base_offset if logs else None
+    if not base:
+        return None
+    path = directory / segment_file_name(base, FileKind.PRODUCER_SNAPSHOT)
+    if not path.is_file():
+        return None
+    try:
+        return list(read_producer_snapshot(path).entries)
+    except (KafkaFormatError, OSError):
+        return None
+
+
+def _source_epochs(directory: Path) -> list[EpochEntry] | None:
+    """The source's leader epoch cache, or None (rebuilt from the batches alone) when it is
+    missing or does not parse."""
+    path = directory / LEADER_EPOCH_CHECKPOINT
+    if not path.is_file():
+        return None
+    try:
+        return read_leader_epoch_checkpoint(path)
+    except (KafkaFormatError, OSError):
+        return None
+
+
+# --- one partition ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Decoded:
+    """What the columnar fast path found decoding the records of ``view[start:end]``: the
+    positions of the batches it could not read (and why). It stops at framing damage, so
+    ``end`` is where it stopped; a walk past it asks again from there."""
+
+    start: int = 0
+    end: int = -1
+    positions: list[int] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+
+    def covers(self, pos: int) -> bool:
+        return self.start <= pos < self.end
+
+    def cause(self, pos: int, size: int) -> str | None:
+        """Why the batch at ``[pos, pos + size)`` does not read (an error placed anywhere in
+        it: record-level errors point at the record), or None."""
+        i = bisect.bisect_left(self.positions, pos)
+        if i < len(self.positions) and self.positions[i] < pos + size:
+            return self.causes[i]
+        return None
+
+
+def _decode_from(view: memoryview, start: int, limit: int) -> _Decoded:
+    """Decode ``view[start:limit]`` on the fast path (the numba kernels ``read_table`` uses,
+    headers included), keeping nothing but the errors: record batches of bounded size are
+    made and dropped, so memory stays bounded whatever the segment's size."""
+    report = Report()
+    for _ in iter_arrow_batches(
+        view[start:limit], include_headers=True, errors="skip", report=report
+    ):
+        pass
+    found = _Decoded(start, limit)
+    errors = []
+    for exc in report.errors:
+        position = start + (exc.position or 0)
+        if isinstance(exc, FramingError):
+            found.end = min(found.end, position)
+        else:
+            errors.append((position, exc.reason))
+    errors.sort()
+    found.positions = [p for p, _ in errors]
+    found.causes = [c for _, c in errors]
+    return found
+
+
+@dataclass(slots=True)
+class _Verdict:
+    """A frame judged: its batch (when the header reads) and why it is not kept (None: kept).
+    ``trusted``: the frame's CRC held, so its length can be stepped over."""
+
+    batch: Batch | None
+    cause: str | None
+    trusted: bool = False
+
+
+class _PartitionWalk:
+    """The walk over one partition's segments, in base-offset order."""
+
+    __slots__ = (
+        "book",
+        "decode",
+        "decoded",
+        "dropped_until",
+        "gap",
+        "index_interval_bytes",
+        "last_kept",
+        "logs",
+        "lone",
+        "out_dir",
+        "part",
+        "progress",
+        "salvage",
+        "truncated",
+    )
+
+    def __init__(
+        self,
+        logs: list[LogInput],
+        out_dir: Path,
+        salvage: bool,
+        progress: Progress | None,
+        index_interval_bytes: int,
+        *,
+        lone: bool = False,
+    ) -> None:
+        self.logs = logs
+        self.out_dir = out_dir
+        self.salvage = salvage
+        self.decode = salvage
+        self.decoded = _Decoded()
+        self.progress = progress
+        self.index_interval_bytes = index_interval_bytes
+        first = logs[0]
+        self.part = PartitionRecovery(
+            source=str(first.path if lone else first.path.parent),
+            dest=str(out_dir),
+            topic=first.topic,
+            partition=first.partition,
+        )
+        self.book = PartitionBook()
+        self.truncated = False
+        self.last_kept: int | None = None
+        # Bytes were dropped since the last kept batch (offsets may be lost there).
+        self.gap = False
+        #: Default mode: the last offset of the intact batches after the truncation point.
+        self.dropped_until: int | None = None
+        #: A segment given alone: no partition files (epochs, snapshots) are written for it.
+        self.lone = lone
+
+    def run(
+        self,
+        *,
+        epochs: list[EpochEntry] | None,
+        seed: list[ProducerSnapshotEntry] | None = None,
+    ) -> PartitionRecovery:
+        self.book = PartitionBook(epochs, seed or ())
+        if seed is not None and self.logs[0].base_offset:
+            # the snapshot the state started from, at the log's first segment
+            self.book.take_snapshot(self.out_dir, self.logs[0].base_offset)
+        outs: list[SegmentOut] = []
+        for log in self.logs:
+            assert log.path is not None
+            size = log.path.stat().st_size
+            if self.progress is not None:
+                self.progress.begin_file(size)
+            if self.truncated:
+                self.part.segments_dropped.append(DroppedSegment(log.name, size, AFTER_TRUNCATION))
+                self._walk(log, None)
+                continue
+            base = log.base_offset if log.base_offset is not None else 0
+            out = SegmentOut(self.out_dir, base, self.index_interval_bytes)
+            kept_before = self.part.batches
+            try:
+                self._walk(log, out)
+            finally:
+                out.close()
+            outs.append(out)
+            if self.salvage and self.part.batches == kept_before:
+                self.part.segments_dropped.append(DroppedSegment(log.name, size, NOTHING_INTACT))
+        if self.part.batches and not self.lone:
+            self.book.take_snapshot(self.out_dir)  # at the log end, as a clean shutdown
+        self._finish(outs)
+        return self.part
+
+    def _finish(self, outs: list[SegmentOut]) -> None:
+        part = self.part
+        empty = [o for o in outs if o.size == 0]
+        if self.salvage and len(empty) < len(outs):
+            for out in empty:  # nothing intact in it: no segment for it in the copy
+                for kind in (FileKind.LOG, FileKind.INDEX, FileKind.TIME_INDEX):
+                    out.file(kind).unlink(missing_ok=True)
+            outs = [o for o in outs if o.size]
+        part.segments_kept = [str(o.file(FileKind.LOG)) for o in outs]
+        if self.gap:
+            start = part.last_offset + 1 if part.last_offset is not None else None
+            if start is None:
+                start = outs[0].base_offset if outs else (self.logs[0].base_offset or 0)
+            part.lost.append(LostOffsets(start, self.dropped_until))
+        if self.lone:
+            return  # a segment given alone: no partition files beside it
+        end = part.log_end_offset
+        if end is None:
+            end = outs[0].base_offset if outs else 0
+        self.book.truncate_epochs(end)
+        (self.out_dir / LEADER_EPOCH_CHECKPOINT).write_text(
+            format_leader_epoch_checkpoint(self.book.epochs)
+        )
+
+    def _walk(self, log: LogInput, out: SegmentOut | None) -> None:
+        """One segment: copy what is kept into ``out`` (None: after the truncation point,
+        only count the intact batches)."""
+        with log.open() as view:
+            if not isinstance(view, memoryview):
+                raise KafkaFormatError(
+                    "not a regular file: recover maps the segments it reads (copy it to a "
+                    "file first)",
+                    file=log.name,
+                )
+            limit = len(view)
+            pos = 0
+            base = log.base_offset
+            self.decoded = _Decoded()
+            while True:
+                verdict = judge(view, pos, limit, log.name)
+                if verdict is None:
+                    return
+                if self.progress is not None:
+                    self.progress.at(pos)
+                if isinstance(verdict, TruncatedTail):
+                    self._drop(log, pos, limit, messages.truncated_tail(verdict.size))
+                    return
+                if isinstance(verdict, Damage):
+                    cause = verdict.error(log.name).reason
+                    resume = verdict.resume
+                    if resume is None:
+                        resume = resync(view, pos + 1, limit, offsets=self._expected(base))
+                    self._drop(log, pos, limit if resume is None else resume, cause)
+                    if resume is None:
+                        return
+                    pos = resume
+                    continue
+                assert isinstance(verdict, Frame)
+                judged = self._judge(verdict, log.name, base, view)
+                if judged.cause is None:
+                    assert judged.batch is not None
+                    self._keep(judged.batch, verdict, out)
+                    pos += verdict.size
+                    continue
+                if judged.trusted:
+                    end = pos + verdict.size
+                else:
+                    found = resync(view, pos + 1, limit, offsets=self._expected(base))
+                    end = limit if found is None else found
+                    if end != pos + verdict.size:
+                        # The fast path stepped over the frame by its length: a walk that
+                        # resumes elsewhere has it decode from there.
+                        self.decoded = _Decoded()
+                self._drop(log, pos, end, judged.cause)
+                pos = end
+
+    def _expected(self, base: int | None) -> tuple[int, int] | None:
+        """The base offsets a batch after damage may have: above the last one kept (or the
+        segment's base), within the reach of the segment's indexes."""
+        if base is None:
+            return None if self.last_kept is None else (self.last_kept + 1, _INT64_MAX)
+        low = base if self.last_kept is None else max(base, self.last_kept + 1)
+        return (low, base + _INT32_MAX)
+
+    def _judge(self, frame: Frame, name: str, base: int | None, view: memoryview) -> _Verdict:
+        """Kafka's recovery checks of one batch, and with salvage that its records read and
+        its offsets follow the kept ones."""
+        try:
+            batch = read_header(frame, file=name)
+            check_crc(batch, frame, True)  # RecordBatch.ensureValid
+        except KafkaFormatError as exc:
+            return _Verdict(None, exc.reason)
+        if base is not None and not 0 <= batch.last_offset - base <= _INT32_MAX:
+            return _Verdict(
+                batch,
+                f"last offset {batch.last_offset} does not fit the indexes of a segment at "
+                f"base offset {base} (LogSegmentOffsetOverflowException)",
+                trusted=True,
+            )
+        cause = None
+        if batch.is_control and batch.producer_id >= 0:
+            # its marker feeds the producer state: decoded here (control batches are few)
+            try:
+                batch.records = decode_records(batch, frame, _DECODE)
+            except KafkaFormatError as exc:
+                cause = exc.reason
+        elif self.decode:
+            if not self.decoded.covers(frame.position):
+                self.decoded = _decode_from(view, frame.position, len(view))
+            cause = self.decoded.cause(frame.position, frame.size)
+        if cause is not None:
+            return _Verdict(batch, f"records do not read: {cause}", trusted=True)
+        if self.last_kept is not None and batch.first_offset <= self.last_kept:
+            return _Verdict(
+                batch,
+                f"first offset {batch.first_offset} is not above the last offset kept "
+                f"({self.last_kept}): offsets must increase",
+                trusted=True,
+            )
+        return _Verdict(batch, None)
+
+    def _keep(self, batch: Batch, frame: Frame, out: SegmentOut | None) -> None:
+        part = self.part
+        records = _record_count(batch, frame)
+        self.last_kept = batch.last_offset
+        if out is None or (self.truncated and not self.salvage):
+            # Default mode, after the truncation point: what --salvage would have kept.
+            part.intact_dropped_batches += 1
+            part.intact_dropped_records += records
+            self.dropped_until = batch.last_offset
+            return
+        if self.gap:
+            start = part.last_offset + 1 if part.last_offset is not None else out.base_offset
+            if batch.first_offset > start:
+                part.lost.append(LostOffsets(start, batch.first_offset - 1))
+                self.book.lost_from = start
+            self.gap = False
+        if out.size == 0 and part.batches and not self.lone:
+            self.book.take_snapshot(self.out_dir, out.base_offset)  # UnifiedLog.roll's
+        out.append(batch, frame.data)
+        self.book.apply(batch, out)
+        part.batches += 1
+        part.records += records
+        part.bytes_kept += frame.size
+        if part.first_offset is None:
+            part.first_offset = batch.first_offset
+        part.last_offset = batch.last_offset
+
+    def _drop(self, log: LogInput, start: int, end: int, cause: str) -> None:
+        if self.truncated and not self.salvage:
+            return  # already counted: the truncation range reaches the segment's end
+        self.gap = True
+        if self.salvage:
+            self.part.dropped.append(DroppedRange(log.name, start, end, cause))
+            return
+        assert log.path is not None
+        dropped = DroppedRange(log.name, start, log.path.stat().st_size, cause)
+        self.part.dropped.append(dropped)
+        self.part.truncated_at = dropped
+        self.truncated = True
+
+
+def _record_count(batch: Batch, frame: Frame) -> int:
+    """Data records in a kept batch: counted from the decoded records, else the v2 header;
+    a compressed v0/v1 wrapper is decoded for it (without, its count is unknown)."""
+    if batch.records is None and batch.magic < 2 and batch.codec:
+        try:
+            batch.records = decode_records(batch, frame, _DECODE)
+        except KafkaFormatError:
+            return 1
+    if batch.records is not None:
+        return sum(1 for r in batch.records if r.control is None)
+    if batch.is_control:
+        return 0
+    return batch.records_count if batch.magic == 2 else 1
+
+
+# --- the log dir ------------------------------------------------------------------------------
+
+
+def _write_log_dir_files(src: Path, dest: Path, report: RecoveryReport) -> None:
+    """The offset checkpoints of the copy, consistent with what was kept, and the broker's
+    ``meta.properties`` (the directory's identity) copied."""
+    stored = {name: _source_checkpoint(src / name) for name in _CHECKPOINTS}
+    out: dict[str, dict[TopicPartition, int]] = {name: {} for name in _CHECKPOINTS}
+    for part in report.partitions:
+        if part.topic is None or part.partition is None:
+            continue
+        tp = TopicPartition(part.topic, part.partition)
+        first_base = _first_base(part)
+        end = part.log_end_offset if part.log_end_offset is not None else first_base
+        # LogLoader: the recovery point never ahead of the log end; the copy is whole and
+        # flushed up to its end.
+        out[RECOVERY_POINT_CHECKPOINT][tp] = end
+        high_watermark = stored[REPLICATION_OFFSET_CHECKPOINT].get(tp, end)
+        out[REPLICATION_OFFSET_CHECKPOINT][tp] = min(high_watermark, end)
+        # LogManager writes a log start offset only above the first segment's base offset.
+        start = stored[LOG_START_OFFSET_CHECKPOINT].get(tp)
+        if start is not None and start > first_base:
+            out[LOG_START_OFFSET_CHECKPOINT][tp] = min(start, end)
+        cleaned = stored[CLEANER_OFFSET_CHECKPOINT].get(tp)
+        if cleaned is not None:
+            out[CLEANER_OFFSET_CHECKPOINT][tp] = min(cleaned, end)
+    for name in _CHECKPOINTS:
+        if (
+            name in (RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
+            or (src / name).is_file()
+        ):
+            (dest / name).write_text(format_offset_checkpoint(out[name]))
+    if (src / _META_PROPERTIES).is_file():
+        shutil.copyfile(src / _META_PROPERTIES, dest / _META_PROPERTIES)
+
+
+_CHECKPOINTS = (
+    RECOVERY_POINT_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT,
+)
+
+
+def _source_checkpoint(path: Path) -> dict[TopicPartition, int]:
+    if not path.is_file():
+        return {}
+    try:
+        return read_offset_checkpoint(path)
+    except (KafkaFormatError, OSError):
+        return {}
+
+
+def _first_base(part: PartitionRecovery) -> int:
+    for name in part.segments_kept:
+        parsed = parse_segment_file_name(Path(name).name)
+        if parsed is not None:
+            return parsed.base_offset
+    return 0
+
+
+# Segment file names in the copy are the source's; a lone file not named as a segment is
+# written as the segment at offset 0.
+assert segment_file_name(0, FileKind.LOG) == "00000000000000000000.log"
