@@ -114,14 +114,22 @@ class Window:
         )
 
 
-def windows(inputs: Iterable[LogInput], rng: Range | None) -> Iterator[Window]:
-    """The windows to read, in the inputs' order; with no range, every input whole."""
+def windows(
+    inputs: Iterable[LogInput], rng: Range | None, *, from_start: bool = False
+) -> Iterator[Window]:
+    """The windows to read, in the inputs' order; with no range, every input whole.
+
+    ``from_start``: every window of a partition starts at its segment's start, for
+    read_committed, whose walk must meet every ABORT marker before the range (a consumer
+    fetching at the start gets the aborted transactions still open there from the broker,
+    which knows where each ended; the markers are where we learn it). Batches before the
+    range are still not decoded: their headers say they are outside it."""
     if rng is None:
         for log in inputs:
             yield Window(log)
         return
     for group in _partitions(inputs):
-        yield from _group_windows(group, rng)
+        yield from _group_windows(group, rng, from_start)
 
 
 def _partitions(inputs: Iterable[LogInput]) -> Iterator[list[LogInput]]:
@@ -140,7 +148,7 @@ def _key(log: LogInput) -> tuple:
     return (log.topic, log.partition) if log.topic is not None else ("", log.name)
 
 
-def _group_windows(group: list[LogInput], rng: Range) -> Iterator[Window]:
+def _group_windows(group: list[LogInput], rng: Range, from_start: bool) -> Iterator[Window]:
     lo, hi = rng.start_offset, rng.end_offset
     if lo is not None and lo < 0:
         lo = max(_log_end_offset(group) + lo, 0)
@@ -155,12 +163,13 @@ def _group_windows(group: list[LogInput], rng: Range) -> Iterator[Window]:
     if lo is not None and hi is not None and lo >= hi:
         return
     for i, log in enumerate(group):
-        if lo is not None and _next_base(group, i) is not None and _next_base(group, i) <= lo:
+        nxt = _next_base(group, i)
+        if lo is not None and nxt is not None and nxt <= lo and not from_start:
             continue  # every offset of this segment is below the start
         if hi is not None and log.base_offset is not None and log.base_offset >= hi:
             return
         with _opened(log) as buf:
-            start = _start_position(log, buf, offset=lo) if lo is not None else 0
+            start = _start_position(log, buf, offset=lo) if lo is not None and not from_start else 0
             end = _end_position(buf, start, hi) if hi is not None else None
         yield Window(log, start, end, lo, hi)
         if end is not None:
@@ -358,8 +367,9 @@ def _entry_holds(buf: np.ndarray, pos: int, offset: int, log: LogInput) -> bool:
 
 
 def clip_records(batch: Batch, window: Window) -> None:
-    """Keep in ``batch.records`` only the records of the window's offsets."""
-    if batch.records and (window.first is not None or window.last is not None):
+    """Keep in ``batch.records`` only the records of the window's offsets (a control batch
+    keeps its marker: read_committed's walk reads it)."""
+    if batch.records and not batch.is_control and (window.first, window.last) != (None, None):
         batch.records = [r for r in batch.records if window.holds(r.offset)]
 
 

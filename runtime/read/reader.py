@@ -83,7 +83,7 @@ def _batches(
     if rng is not None and reads_once(source):
         source, read_name = read_once(source)  # a range reads the bytes twice
         name = name or read_name
-    for window in windows(resolve(source, name=name), rng):
+    for window in windows(resolve(source, name=name), rng, from_start=control):
         yield from _file_batches(window, records, verify_crc, errors, max_bytes, report, control)
 
 
