@@ -209,3 +209,15 @@ def select_partitions(
             raise ValueError(f"{path}: no partition directory of {what} here")
         chosen.extend(kept)
     return chosen
+
+
+def topic_paths(args: argparse.Namespace, command: str) -> list[str] | None:
+    """``args.paths`` kept to what ``--topic`` / ``--partition`` select; None (after one line
+    on stderr) when a directory holds none of them."""
+    try:
+        return select_partitions(args.paths, args.topic, args.partition)
+    except ValueError as exc:
+        import sys
+
+        print(f"kafka-format {command}: error: {exc}", file=sys.stderr)
+        return None
