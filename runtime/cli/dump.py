@@ -415,6 +415,21 @@ examples:
   kafka-format dump --offsets-decoder __consumer_offsets-12/00000000000000000000.log
   kafka-format dump --cluster-metadata-decoder __cluster_metadata-0/*.log
 
+ranges (kcat's -o and -c; per partition; text, --batches or --jsonl):
+  kafka-format dump --jsonl -o 123456 -c 100 orders-0          # 100 records from offset 123456
+  kafka-format dump --jsonl -o -10 --topic 'orders*' /var/lib/kafka   # the last 10 of each
+  kafka-format dump --deep-iteration -o s@1714564800000 -o e@1714568400000 orders-0
+  kafka-format dump --jsonl --from 2024-05-01T12:00:00Z --to @1714568400000 orders-0
+  kafka-format dump --jsonl --from 5000 --to 6000 orders-0     # offsets [5000, 6000)
+  kafka-format dump --jsonl --topic orders --partition 0 /var/lib/kafka
+
+-o takes an offset, -N (N offsets before each partition's end), s@<ms> (from the first record
+with timestamp >= ms), e@<ms> (before the first record with timestamp >= ms), beginning or end;
+`stored` is refused: it is a consumer group's offset, which no log holds. -c counts records of
+all partitions together, as kcat does. A time bound becomes an offset, as offsetsForTimes
+answers it: the range is a run of offsets, whatever order timestamps have in it. The .index and
+.timeindex lead to the start; batch lines show the batches overlapping the range, record lines
+and JSON lines only the records in it.
 --jsonl lines hold the corpus's canonical fields, then "topic", "partition", "file" and
 "position" (the byte position of the record's batch): where to find it again (--canonical
 leaves these out).
