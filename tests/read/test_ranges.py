@@ -8,6 +8,7 @@ scenario: v2 with transactions, v0/v1 wrappers, LogAppendTime, a compacted topic
 from __future__ import annotations
 
 import io
+import itertools
 import shutil
 from pathlib import Path
 
@@ -206,3 +207,35 @@ def test_bad_bounds_are_refused(log_dir, kwargs, error):
 def test_no_bound_is_no_range():
     assert Range.of() is None
     assert Range.of(max_records=0) == Range(max_records=0)
+
+
+def test_corpus_ranges_are_the_corpus_records_in_range(valid_corpus_set):
+    """Bytes real brokers and clients wrote: a range read is the corpus's own expected records
+    (its .jsonl, written by the peers) in that range."""
+    expected = valid_corpus_set.expected()
+    if not expected:
+        pytest.skip("no records in this set")
+    data = valid_corpus_set.data()
+    offsets = [r["offset"] for r in expected]
+    if any(b <= a for a, b in itertools.pairwise(offsets)):
+        pytest.skip("offsets do not increase (test batches side by side): no broker's log")
+    lo, hi = offsets[len(offsets) // 3], offsets[2 * len(offsets) // 3] + 1
+    want = [o for o in offsets if lo <= o < hi]
+    assert [r.offset for r in iter_records(data, start_offset=lo, end_offset=hi)] == want
+    table = read_table(data, start_offset=lo, end_offset=hi)
+    assert table.column("offset").to_pylist() == want
+    stamps = [r["timestamp"] for r in expected if r["timestamp"] is not None]
+    if stamps:
+        target = sorted(stamps)[len(stamps) // 2]
+        first = next(
+            i
+            for i, r in enumerate(expected)
+            if r["timestamp"] is not None and r["timestamp"] >= target
+        )
+        want = offsets[first : first + 5]
+        got = [r.offset for r in iter_records(data, start_timestamp=target, max_records=5)]
+        assert got == want
+        assert (
+            read_table(data, start_timestamp=target, max_records=5).column("offset").to_pylist()
+            == want
+        )
