@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_format.runtime.errors import KafkaFormatError
 from kafka_format.runtime.read.columnar import read_table
 from kafka_format.runtime.read.ranges import Range
 from kafka_format.runtime.read.reader import iter_batches, iter_records
@@ -239,3 +240,21 @@ def test_corpus_ranges_are_the_corpus_records_in_range(valid_corpus_set):
             read_table(data, start_timestamp=target, max_records=5).column("offset").to_pylist()
             == want
         )
+
+
+def test_reading_stops_where_the_range_ends(log_dir, tmp_path):
+    """Damage after the range's end is never read: strict reads of the range succeed."""
+    part = tmp_path / "orders-0"
+    shutil.copytree(log_dir / "orders-0", part)
+    last = sorted(part.glob("*.log"))[-1]
+    raw = bytearray(last.read_bytes())
+    raw[-30:] = bytes(30)  # the last batch's records no longer hold their CRC
+    last.write_bytes(bytes(raw))
+    with pytest.raises(KafkaFormatError, match=r"(?i)crc"):
+        list(iter_records(part))
+    end = int(last.name.split(".")[0])
+    want = [r.offset for r in iter_records(log_dir / "orders-0", end_offset=end)]
+    assert [r.offset for r in iter_records(part, end_offset=end)] == want
+    assert read_table(part, end_offset=end).column("offset").to_pylist() == want
+    # The count ends the read as well.
+    assert len(list(iter_records(part, max_records=10))) == 10
