@@ -208,7 +208,12 @@ def find(
     else:
         result = partition.find_timestamp(timestamp)
     if result is None:
-        err.write(f"kafka-format find: {path}: {_not_found(partition, offset, timestamp)}\n")
+        why = _not_found(partition, offset, timestamp)
+        if os.path.isfile(path):
+            why = why.replace("the log start offset", "the segment's base offset")
+            why = why.replace("the log ends", "the segment ends")
+            why = why.replace("(log start offset", "(base offset")
+        err.write(f"kafka-format find: {path}: {why}\n")
         return 1
     if jsonl:
         out.write(json.dumps(as_json(result)) + "\n")
