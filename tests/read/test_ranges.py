@@ -258,3 +258,18 @@ def test_reading_stops_where_the_range_ends(log_dir, tmp_path):
     assert read_table(part, end_offset=end).column("offset").to_pylist() == want
     # The count ends the read as well.
     assert len(list(iter_records(part, max_records=10))) == 10
+
+
+def test_batches_outside_the_range_are_not_decoded(log_dir):
+    """One segment's bytes, no index: a batch before the range whose CRC fails is passed over
+    on its header alone, by both readers, in strict mode."""
+    data = bytearray(sorted((log_dir / "orders-0").glob("*.log"))[0].read_bytes())
+    batches = list(iter_batches(bytes(data), records=False))
+    first = batches[0]
+    data[first.position + first.size - 1] ^= 0xFF  # its last byte: the CRC no longer holds
+    with pytest.raises(KafkaFormatError, match=r"(?i)crc"):
+        read_table(bytes(data))
+    lo = batches[1].base_offset
+    want = [r.offset for r in iter_records(bytes(data), errors="skip") if r.offset >= lo]
+    assert [r.offset for r in iter_records(bytes(data), start_offset=lo)] == want
+    assert read_table(bytes(data), start_offset=lo).column("offset").to_pylist() == want
