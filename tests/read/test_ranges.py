@@ -273,3 +273,23 @@ def test_batches_outside_the_range_are_not_decoded(log_dir):
     want = [r.offset for r in iter_records(bytes(data), errors="skip") if r.offset >= lo]
     assert [r.offset for r in iter_records(bytes(data), start_offset=lo)] == want
     assert read_table(bytes(data), start_offset=lo).column("offset").to_pylist() == want
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_read_committed_ranges_are_the_committed_read_filtered(log_dir, full, data):
+    """The range is resolved on the log's data records; read_committed then drops what a
+    read_committed consumer drops, and the count applies to what is left."""
+    part = data.draw(st.sampled_from(["orders-0", "orders-2"]))
+    bounds = _bounds(data.draw, full[part])
+    *unbounded, count = bounds
+    inside = {r.offset for r in oracle(full[part], _log_end(log_dir / part), *unbounded, None)}
+    committed = [r.offset for r in iter_records(log_dir / part, isolation="read_committed")]
+    want = [o for o in committed if o in inside][:count]
+    kwargs = _kwargs(bounds)
+    got = [r.offset for r in iter_records(log_dir / part, isolation="read_committed", **kwargs)]
+    assert got == want
+    table = read_table(log_dir / part, isolation="read_committed", **kwargs)
+    assert table.column("offset").to_pylist() == want
