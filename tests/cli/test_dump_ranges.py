@@ -217,3 +217,13 @@ def test_a_range_reads_only_from_the_index_on(log_dir, tmp_path, capsys):
     start = int(later.split(".")[0])
     status, out, err = dump(capsys, "--jsonl", "-o", str(start + 1), part)
     assert status == 0 and err == "" and lines(out)
+
+
+def test_count_runs_across_the_paths_given(capsys, log_dir):
+    paths = [log_dir / f"orders-{n}" for n in range(3)]
+    status, out, _ = dump(capsys, "--jsonl", "-o", "-4", *paths)
+    every = lines(out)
+    status, out, _ = dump(capsys, "--jsonl", "-o", "-4", "-c", "5", *paths)
+    got = lines(out)
+    assert status == 0 and len(every) > 5 and got == every[:5]
+    assert len({r["partition"] for r in got}) > 1
