@@ -62,8 +62,18 @@ def main() -> int:
     step("2. kafka-dump-log's view of a segment")
     cli("dump", "--deep-iteration", first_log, head=12)
 
-    step("3. The same records as JSON lines (canonical form, base64 keys and values)")
-    cli("dump", "--jsonl", "--isolation", "read_committed", LOGS / "orders-0", head=3)
+    step("3. A range as JSON lines, kcat's -o/-c: each record says where it lies")
+    cli(
+        "dump",
+        "--jsonl",
+        "-o",
+        "100",
+        "-c",
+        "3",
+        "--isolation",
+        "read_committed",
+        LOGS / "orders-0",
+    )
 
     step("4. The broker's look-up: offset 100 through .index, then a scan")
     cli("find", LOGS / "orders-0", "--offset", "100")

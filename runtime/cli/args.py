@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import os
 from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import KafkaFormatError
+from ..files.names import parse_partition_dir_name
+from ..read.sources import partition_dirs
 
 
 def positive_int(text: str) -> int:
@@ -70,3 +77,147 @@ def decoder_class(text: str) -> str:
         "(StringDecoder, DefaultDecoder, IntegerDecoder, LongDecoder, of kafka.serializer or "
         "org.apache.kafka.tools.api); or use --key-decoder / --value-decoder"
     )
+
+
+# --- ranges and topics (dump, find, verify, stats) -------------------------------------------
+
+#: kcat's ``-o`` words; ``stored`` needs a consumer group's committed offsets, which no log has.
+KCAT_WORDS = ("beginning", "end")
+#: Start offset meaning "at the log end": nothing is there yet.
+AT_END = 1 << 62
+
+
+def kcat_offset(text: str) -> tuple[str, int | None]:
+    """kcat's ``-o``: ``beginning``, ``end``, ``<offset>``, ``-<N>`` (N before the end of each
+    partition), ``s@<ms>`` (from the first record with timestamp >= ms), ``e@<ms>`` (up to,
+    not including, the first record with timestamp >= ms). Returns (bound, value): bound is
+    ``start_offset``, ``start_timestamp`` or ``end_timestamp``; ``beginning`` is no bound."""
+    word = text.strip()
+    if word == "beginning":
+        return "start_offset", None
+    if word in ("end", "-0"):
+        return "start_offset", AT_END
+    if word == "stored":
+        raise argparse.ArgumentTypeError(
+            "'stored' is a consumer group's committed offset, which a log does not hold: give "
+            "an offset, -N, s@<ms>, e@<ms>, beginning or end"
+        )
+    for prefix, bound in (("s@", "start_timestamp"), ("e@", "end_timestamp")):
+        if word.startswith(prefix):
+            return bound, _epoch_ms(word[2:], text)
+    try:
+        return "start_offset", int(word)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an offset: give <offset>, -N (N before the end), s@<ms>, e@<ms>, "
+            "beginning or end (kcat's -o)"
+        ) from None
+
+
+def _epoch_ms(value: str, text: str) -> int:
+    if not value.strip().isdigit():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the timestamp after s@ / e@ is epoch milliseconds (e.g. s@1714564800000)"
+        )
+    return int(value)
+
+
+def range_bound(text: str) -> tuple[str, int]:
+    """``--from`` / ``--to``: an offset (``1234``), or a timestamp (``@<ms>`` or ISO-8601 such
+    as ``2024-01-01T00:00:00Z``, UTC when it names no zone). Returns ("offset" | "timestamp",
+    value)."""
+    word = text.strip()
+    if word.isdigit():
+        return "offset", int(word)
+    if word.startswith("@"):
+        return "timestamp", _epoch_ms(word[1:], text)
+    if word.startswith("-"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: an offset is 0 or more (kcat's -o -N counts from the end)"
+        )
+    try:
+        return "timestamp", parse_timestamp(word)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither an offset, nor @<epoch ms>, nor an ISO-8601 date-time "
+            "(e.g. 2024-01-01T00:00:00Z)"
+        ) from None
+
+
+def topic_patterns(text: str) -> list[str]:
+    """``--topic``: topic names or glob patterns (``orders``, ``orders-*``), comma-separated."""
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    if not patterns:
+        raise argparse.ArgumentTypeError("give a topic name or a glob pattern")
+    return patterns
+
+
+def add_topic_filter(parser) -> None:
+    """``--topic`` and ``--partition``, for a command reading log directories."""
+    parser.add_argument(
+        "--topic",
+        type=topic_patterns,
+        action="extend",
+        metavar="PATTERN",
+        help="in a log dir, only the partitions of topics matching these names or globs "
+        "(comma-separated, repeatable; e.g. 'orders,clicks-*')",
+    )
+    parser.add_argument(
+        "--partition",
+        type=non_negative_int,
+        action="append",
+        metavar="N",
+        help="in a log dir, only partition N (repeatable)",
+    )
+
+
+def select_partitions(
+    paths: list[str], topics: list[str] | None, partitions: list[int] | None
+) -> list[str]:
+    """The paths, each log dir or partition dir kept to the partitions ``--topic`` and
+    ``--partition`` select; files are kept as they are. A ValueError of one line when a
+    directory holds none of them."""
+    if not topics and partitions is None:
+        return list(paths)
+
+    def wanted(directory: Path) -> bool:
+        parsed = parse_partition_dir_name(directory.name)
+        return (not topics or any(fnmatch.fnmatchcase(parsed.topic, p) for p in topics)) and (
+            partitions is None or parsed.partition in partitions
+        )
+
+    chosen: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            chosen.append(path)
+            continue
+        subs = partition_dirs(Path(path))
+        candidates = subs if subs else [Path(path)]
+        try:
+            kept = [str(p) for p in candidates if wanted(p)]
+        except KafkaFormatError:  # a directory named like no partition: not ours to filter
+            kept = [path]
+        if not kept:
+            what = " and ".join(
+                part
+                for part in (
+                    f"topic {', '.join(topics)}" if topics else "",
+                    f"partition {', '.join(map(str, partitions))}" if partitions else "",
+                )
+                if part
+            )
+            raise ValueError(f"{path}: no partition directory of {what} here")
+        chosen.extend(kept)
+    return chosen
+
+
+def topic_paths(args: argparse.Namespace, command: str) -> list[str] | None:
+    """``args.paths`` kept to what ``--topic`` / ``--partition`` select; None (after one line
+    on stderr) when a directory holds none of them."""
+    try:
+        return select_partitions(args.paths, args.topic, args.partition)
+    except ValueError as exc:
+        import sys
+
+        print(f"kafka-format {command}: error: {exc}", file=sys.stderr)
+        return None

@@ -22,6 +22,7 @@ every record took minutes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -33,9 +34,18 @@ from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PAR
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
 from ..model import Report
 from ..progress import Progress, wanted
+from ..read.ranges import Range
 from ..read.reader import iter_batches
 from ..read.sources import resolve
-from .args import decoder_class, positive_int
+from .args import (
+    add_topic_filter,
+    decoder_class,
+    kcat_offset,
+    non_negative_int,
+    positive_int,
+    range_bound,
+    select_partitions,
+)
 from .dump_files import (
     UNKNOWN_FILES,
     UNKNOWN_SUFFIXES,
@@ -50,7 +60,7 @@ from .dump_files import (
     dump_unknown,
     log_beside,
 )
-from .dump_jsonl import dump_log_jsonl, tracked
+from .dump_jsonl import dump_counted_jsonl, range_bounds, tracked
 from .dump_result import DumpResult, absolute, print_reports
 from .text import (
     BOOTSTRAP_SNAPSHOT,
@@ -105,16 +115,104 @@ def dump_log(
     kafka-dump-log prints it. A directory's segments are dumped one by one, each after its
     own ``Dumping FILE`` and ``Log starting offset: N`` lines, as kafka-dump-log prints them
     when given the files: a batch's ``position:`` can then be found again."""
+    return _dump_counted(path, options, out, err, progress)[0]
+
+
+def _dump_counted(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None = None,
+) -> tuple[DumpResult, int]:
+    """:func:`dump_log`, and the records it printed, when a range counts them (else 0)."""
     if options.jsonl:
-        return dump_log_jsonl(path, options, out, err, progress)
+        return dump_counted_jsonl(path, options, out, err, progress)
+    if options.range is not None:
+        return _dump_ranged(path, options, out, err, progress)
     result = DumpResult()
     if not os.path.isdir(path):
         _dump_one_log(path, options, out, err, progress, result)
-        return result
+        return result, 0
     for log in resolve(path):
         out.write(f"Dumping {log.name}\n")
         _dump_one_log(log.name, options, out, err, progress, result)
-    return result
+    return result, 0
+
+
+def _dump_ranged(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None,
+) -> tuple[DumpResult, int]:
+    """The batches of a range, each segment after its ``Dumping FILE`` and ``Log starting
+    offset`` lines (a lone file's ``Dumping`` line is the caller's); the batches overlapping
+    the range, and with ``--deep-iteration`` only the records in it."""
+    result = DumpResult()
+    report = Report()
+    deep = options.deep_iteration or options.print_data_log
+    counting = options.range is not None and options.range.max_records is not None
+    batches = iter_batches(
+        path,
+        records=deep or counting,
+        verify_crc="report",
+        errors="skip",
+        report=report,
+        **_max_bytes(options),
+        **range_bounds(options),
+    )
+    current: str | None = None
+    last_offset: int | None = None
+    printed = reported = 0
+    for batch in tracked(batches, progress):
+        if batch.file != current:
+            current = batch.file or path
+            if os.path.isdir(path):
+                out.write(f"Dumping {current}\n")
+            header = _log_header(current)
+            if header is not None:
+                out.write(header + "\n")
+        if options.max_bytes is not None and batch.position + batch.size > options.max_bytes:
+            err.write(
+                f"note: {current}: --max-bytes {options.max_bytes} stops before the batch at "
+                f"position {batch.position} ({batch.size} bytes)\n"
+            )
+            break
+        reported += _print_batch(batch, current, options, out, err, result)
+        if batch.records and not batch.is_control:
+            printed += len(batch.records)
+        if deep and batch.records:
+            for record in batch.records:
+                if last_offset is not None and record.offset != last_offset + 1:
+                    gaps = result.non_consecutive.setdefault(absolute(current), [])
+                    gaps.append((last_offset, record.offset))
+                last_offset = record.offset
+                out.write(record_line(batch, record, options) + "\n")
+    _report_tail_and_errors(report, options, out, err, result, already=reported)
+    return result, printed
+
+
+def _print_batch(
+    batch, path: str, options: DumpOptions, out: TextIO, err: TextIO, result: DumpResult
+) -> int:
+    """The batch's line, and its damage on stderr; 1 when the damage was the reader's."""
+    out.write(batch_line(batch, batch.position) + "\n")
+    problem = batch.error
+    if problem is None and batch.crc_valid is False:
+        problem = CrcMismatchError(
+            batch.crc,
+            batch.computed_crc,
+            algorithm="crc32c" if batch.magic >= 2 else "crc32",
+            file=batch.file,
+            position=batch.position,
+            base_offset=batch.base_offset,
+        )
+    if problem is not None:
+        result.errors.append(str(problem))
+        err.write(f"error: {problem}\n")
+    return int(batch.error is not None)
 
 
 def _dump_one_log(
@@ -245,6 +343,15 @@ def _work(paths: list[str], options: DumpOptions) -> tuple[int, int]:
     return total, files
 
 
+def _fewer(options: DumpOptions, printed: int) -> DumpOptions:
+    """The options for the next path: ``-c`` counts the records of every path together."""
+    rng = options.range
+    if rng is None or rng.max_records is None:
+        return options
+    left = dataclasses.replace(rng, max_records=max(rng.max_records - printed, 0))
+    return dataclasses.replace(options, range=left)
+
+
 def dump(
     paths: list[str], options: DumpOptions, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -265,7 +372,12 @@ def dump(
                 # A directory's segments each get their own line (dump_log).
                 out.write(f"Dumping {path}\n")
             try:
-                result = dumper_for(path)(path, options, out, messages, progress)
+                dumper = dumper_for(path)
+                if options.range is not None and dumper is dump_log:
+                    result, printed = _dump_counted(path, options, out, messages, progress)
+                    options = _fewer(options, printed)
+                else:
+                    result = dumper(path, options, out, messages, progress)
             except KafkaFormatError as exc:
                 messages.write(f"error: {exc}\n")
                 status = 1
@@ -305,6 +417,21 @@ examples:
   kafka-format dump --remote-log-metadata-decoder __remote_log_metadata-3
   kafka-format dump --jsonl --share-group-state-decoder __share_group_state-7
 
+ranges (kcat's -o and -c; per partition; text, --batches or --jsonl):
+  kafka-format dump --jsonl -o 123456 -c 100 orders-0          # 100 records from offset 123456
+  kafka-format dump --jsonl -o -10 --topic 'orders*' /var/lib/kafka   # the last 10 of each
+  kafka-format dump --deep-iteration -o s@1714564800000 -o e@1714568400000 orders-0
+  kafka-format dump --jsonl --from 2024-05-01T12:00:00Z --to @1714568400000 orders-0
+  kafka-format dump --jsonl --from 5000 --to 6000 orders-0     # offsets [5000, 6000)
+  kafka-format dump --jsonl --topic orders --partition 0 /var/lib/kafka
+
+-o takes an offset, -N (N offsets before each partition's end), s@<ms> (from the first record
+with timestamp >= ms), e@<ms> (before the first record with timestamp >= ms), beginning or end;
+`stored` is refused: it is a consumer group's offset, which no log holds. -c counts records of
+all partitions together, as kcat does. A time bound becomes an offset, as offsetsForTimes
+answers it: the range is a run of offsets, whatever order timestamps have in it. The .index and
+.timeindex lead to the start; batch lines show the batches overlapping the range, record lines
+and JSON lines only the records in it.
 --jsonl lines hold the corpus's canonical fields, then "topic", "partition", "file" and
 "position" (the byte position of the record's batch): where to find it again (--canonical
 leaves these out).
@@ -436,7 +563,69 @@ def register(sub) -> None:
         help="bound on one batch's decompressed size (default 256 MiB)",
     )
     d.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    ranges = d.add_argument_group(
+        "ranges, per partition, as kcat's -o and -c (logs only; see the examples)"
+    )
+    ranges.add_argument(
+        "-o",
+        "--offset",
+        dest="kcat_offsets",
+        type=kcat_offset,
+        action="append",
+        metavar="SPEC",
+        help="where to start: <offset>, -N (N before the end of each partition), s@<ms> "
+        "(the first record with timestamp >= ms), beginning, end; e@<ms> ends the range "
+        "before the first record with timestamp >= ms (repeatable: -o s@A -o e@B)",
+    )
+    ranges.add_argument(
+        "-c",
+        "--count",
+        type=non_negative_int,
+        metavar="N",
+        help="stop after N records in all (kcat's -c: not per partition)",
+    )
+    ranges.add_argument(
+        "--from",
+        dest="range_from",
+        type=range_bound,
+        metavar="X",
+        help="start at offset X, or at the first record with timestamp >= X (@<ms> or "
+        "ISO-8601, e.g. 2024-01-01T00:00:00Z)",
+    )
+    ranges.add_argument(
+        "--to",
+        dest="range_to",
+        type=range_bound,
+        metavar="X",
+        help="end before offset X, or before the first record with timestamp >= X",
+    )
+    add_topic_filter(d)
     d.set_defaults(run=_run_dump, dump_parser=d)
+
+
+def range_of(args: argparse.Namespace) -> Range | None:
+    """The range ``-o`` / ``-c`` / ``--from`` / ``--to`` ask for; a ValueError of one line
+    when a bound is given twice."""
+    bounds: dict[str, int] = {}
+
+    def put(name: str, value: int, flag: str) -> None:
+        if name in bounds:
+            words = name.replace("_", " ")
+            raise ValueError(f"{flag}: the {words} is already given (by -o, --from or --to)")
+        bounds[name] = value
+
+    for name, value in getattr(args, "kcat_offsets", None) or ():
+        if value is not None:
+            put(name, value, "-o")
+    if getattr(args, "range_from", None) is not None:
+        kind, value = args.range_from
+        put("start_offset" if kind == "offset" else "start_timestamp", value, "--from")
+    if getattr(args, "range_to", None) is not None:
+        kind, value = args.range_to
+        put("end_offset" if kind == "offset" else "end_timestamp", value, "--to")
+    if getattr(args, "count", None) is not None:
+        bounds["max_records"] = args.count
+    return Range.of(**bounds)
 
 
 def _run_dump(args: argparse.Namespace) -> int:
@@ -445,6 +634,12 @@ def _run_dump(args: argparse.Namespace) -> int:
         files.extend(f for f in args.files_opt.split(",") if f)
     if not files:
         args.dump_parser.error("no FILE given (as arguments or --files F1,F2)")
+    try:
+        rng = range_of(args)
+        files = select_partitions(files, args.topic, args.partition)
+    except ValueError as exc:
+        print(f"kafka-format dump: error: {exc}", file=sys.stderr)
+        return 2
     # As kafka-dump-log: naming a decoder class, even the default one, prints the data.
     classes_given = args.key_decoder_class is not None or args.value_decoder_class is not None
     try:
@@ -485,5 +680,6 @@ def _run_dump(args: argparse.Namespace) -> int:
         max_message_size=args.max_message_size,
         quiet=args.quiet,
         record_decoder=record_decoder,
+        range=rng,
     )
     return dump(files, options)

@@ -33,7 +33,7 @@ from .dump_decoded import decoded_lines
 from .dump_result import DumpResult
 from .text import DumpOptions
 
-__all__ = ["dump_log_jsonl", "tracked"]
+__all__ = ["dump_counted_jsonl", "dump_log_jsonl", "range_bounds", "tracked"]
 
 
 def dump_log_jsonl(
@@ -45,12 +45,24 @@ def dump_log_jsonl(
 ) -> DumpResult:
     """The data records (or with ``--batches`` the batch headers) of a log, a file of batches
     or a partition directory, one JSON object a line."""
+    return dump_counted_jsonl(path, options, out, err, progress)[0]
+
+
+def dump_counted_jsonl(
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    progress: Progress | None = None,
+) -> tuple[DumpResult, int]:
+    """:func:`dump_log_jsonl`, and how many records it printed (or its batches held): what
+    ``-c`` counts."""
     result = DumpResult()
     report = Report()
     if options.batches:
-        _batch_headers(path, options, out, report, progress)
+        count = _batch_headers(path, options, out, report, progress)
     else:
-        _records(path, options, out, report, progress)
+        count = _records(path, options, out, report, progress)
     for exc in report.errors:
         result.errors.append(str(exc))
         err.write(f"error: {exc}\n")
@@ -58,7 +70,7 @@ def dump_log_jsonl(
         err.write(f"Found {tail.size} invalid bytes at the end of {tail.file}\n")
     if report.timestamps_out_of_range:
         err.write(f"warning: {_out_of_range(report)}\n")
-    return result
+    return result, count
 
 
 def _out_of_range(report: Report) -> str:
@@ -78,9 +90,23 @@ def _max_bytes(options: DumpOptions) -> dict[str, Any]:
     return {"max_decompressed_bytes": options.max_decompressed_bytes}
 
 
+def range_bounds(options: DumpOptions) -> dict[str, Any]:
+    """``-o`` / ``-c`` / ``--from`` / ``--to`` as the read API's keywords."""
+    rng = options.range
+    if rng is None:
+        return {}
+    return {
+        "start_offset": rng.start_offset,
+        "end_offset": rng.end_offset,
+        "start_timestamp": rng.start_timestamp,
+        "end_timestamp": rng.end_timestamp,
+        "max_records": rng.max_records,
+    }
+
+
 def _records(
     path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
-) -> None:
+) -> int:
     batches = iter_arrow_batches(
         path,
         isolation=options.isolation,  # type: ignore[arg-type]
@@ -91,6 +117,7 @@ def _records(
         progress=progress,
         include_position=not options.canonical,
         **_max_bytes(options),
+        **range_bounds(options),
     )
     write = _writer(out)
     with JsonLines() as lines:
@@ -100,8 +127,11 @@ def _records(
             def encode(batch):
                 return decoded_lines(batch, options)
 
+        count = 0
         for batch in batches:
+            count += batch.num_rows
             write(encode(batch))
+    return count
 
 
 def _writer(out: TextIO):
@@ -123,11 +153,18 @@ def _writer(out: TextIO):
 
 def _batch_headers(
     path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
-) -> None:
+) -> int:
     read: dict[str, Any] = dict(verify_crc=options.verify_crc, errors="skip", report=report)
     read.update(_max_bytes(options))
-    for batch in tracked(iter_batches(path, records=False, **read), progress):
+    read.update(range_bounds(options))
+    # A count is of records: then they are decoded, to be counted.
+    counting = options.range is not None and options.range.max_records is not None
+    count = 0
+    for batch in tracked(iter_batches(path, records=counting, **read), progress):
         out.write(json.dumps(batch_json(batch), separators=(",", ":")) + "\n")
+        if batch.records and not batch.is_control:
+            count += len(batch.records)
+    return count
 
 
 def tracked(batches: Iterable[Batch], progress: Progress | None) -> Iterator[Batch]:

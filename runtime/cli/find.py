@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import KafkaFormatError
+from ..files.names import FileKind, parse_segment_file_name
 from ..format.jsonform import batch_json, record_json
 from ..log.partition import (
     EARLIEST_TIMESTAMP,
@@ -26,9 +28,10 @@ from ..log.partition import (
     MAX_TIMESTAMP,
     LookupResult,
     Partition,
+    Segment,
 )
-from ..read.sources import partition_dirs
-from .args import OFFSET_SPECS, parse_timestamp_spec
+from ..read.sources import partition_dirs, skipped_itself
+from .args import OFFSET_SPECS, add_topic_filter, parse_timestamp_spec, select_partitions
 from .text import DECODERS, DumpOptions, batch_line, record_line
 
 
@@ -42,7 +45,11 @@ def _iso(ms: int | None) -> str:
 
 
 def open_partition(path: str) -> Partition:
-    """A partition directory; a log dir of many gets a clear error naming a few."""
+    """A partition directory, or one segment file (the partition reduced to it, with the
+    .index and .timeindex beside it if there are any); a log dir of many gets a clear error
+    naming a few."""
+    if os.path.isfile(path):
+        return _one_segment(path)
     partition = Partition.open(path)
     if not partition.segments:
         subs = partition_dirs(Path(path))
@@ -53,6 +60,41 @@ def open_partition(path: str) -> Partition:
             )
         raise KafkaFormatError("no .log segments in this directory", file=path)
     return partition
+
+
+def _one_segment(path: str) -> Partition:
+    """A segment file alone: its partition directory's listing kept to it, so that its own
+    indexes lead the look-ups; any other file of batches is one segment without indexes,
+    scanned (its base offset from its name, else 0)."""
+    file = Path(path)
+    if skipped_itself(path):
+        raise KafkaFormatError(
+            "not a live segment (the broker's rules keep .deleted, .cleaned, .swap files and "
+            "-delete, -future, -stray directories from being read)",
+            file=path,
+        )
+    parsed = parse_segment_file_name(file.name)
+    if parsed is not None and parsed.kind is FileKind.LOG:
+        partition = Partition.open(file.parent)
+        partition.segments = [s for s in partition.segments if Path(s.log).name == file.name]
+        if partition.segments:
+            return partition
+    segment = Segment(
+        base_offset=parsed.base_offset if parsed is not None else 0,
+        log=file,
+        index=None,
+        timeindex=None,
+        txnindex=None,
+        size=file.stat().st_size,
+    )
+    return Partition(
+        path=file.parent,
+        topic=None,
+        partition=None,
+        segments=[segment],
+        snapshots=[],
+        leader_epoch_checkpoint=None,
+    )
 
 
 def _print_latest(partition: Partition, jsonl: bool, out: TextIO) -> int:
@@ -115,6 +157,9 @@ def describe(result: LookupResult, options: DumpOptions, *, offset: int | None =
 def as_json(result: LookupResult) -> dict:
     record = result.record
     out: dict = {
+        "topic": result.batch.topic,
+        "partition": result.batch.partition,
+        "file": str(result.segment.log),
         "segment": str(result.segment.log),
         "segmentBaseOffset": result.segment.base_offset,
         "position": result.position,
@@ -163,7 +208,12 @@ def find(
     else:
         result = partition.find_timestamp(timestamp)
     if result is None:
-        err.write(f"kafka-format find: {path}: {_not_found(partition, offset, timestamp)}\n")
+        why = _not_found(partition, offset, timestamp)
+        if os.path.isfile(path):
+            why = why.replace("the log start offset", "the segment's base offset")
+            why = why.replace("the log ends", "the segment ends")
+            why = why.replace("(log start offset", "(base offset")
+        err.write(f"kafka-format find: {path}: {why}\n")
         return 1
     if jsonl:
         out.write(json.dumps(as_json(result)) + "\n")
@@ -186,6 +236,8 @@ examples:
   kafka-format find orders-0 --timestamp 2024-05-01T12:00:00Z --print-data-log
   kafka-format find orders-0 --offset 42 --jsonl | jq .record
   kafka-format find orders-0 --timestamp max-timestamp    # also latest, earliest; -3, -1, -2
+  kafka-format find orders-0/00000000000000000120.log --offset 135   # one segment file
+  kafka-format find /var/lib/kafka --topic orders --partition 0 --offset 42
 
 The offset look-up picks the segment by base offset, the largest .index entry <= the offset,
 and reads batch headers from there (the broker's fetch path). The timestamp look-up picks the
@@ -208,7 +260,12 @@ def register(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG_FIND,
     )
-    f.add_argument("directory", metavar="DIR", help="a partition directory (topic-N)")
+    f.add_argument(
+        "directory",
+        metavar="PATH",
+        help="a partition directory (topic-N), one segment file, or a log dir with --topic "
+        "and --partition naming one partition",
+    )
     what = f.add_mutually_exclusive_group(required=True)
     what.add_argument("--offset", type=int, metavar="N", help="the record at offset N (or next)")
     what.add_argument(
@@ -222,6 +279,7 @@ def register(sub) -> None:
     f.add_argument("--print-data-log", action="store_true", help="print the record's key and value")
     f.add_argument("--key-decoder", choices=sorted(DECODERS), default="string")
     f.add_argument("--value-decoder", choices=sorted(DECODERS), default="string")
+    add_topic_filter(f)
     f.set_defaults(run=_run_find)
 
 
@@ -232,8 +290,21 @@ def _run_find(args: argparse.Namespace) -> int:
         key_decoder=DECODERS[args.key_decoder],
         value_decoder=DECODERS[args.value_decoder],
     )
+    try:
+        chosen = select_partitions([args.directory], args.topic, args.partition)
+    except ValueError as exc:
+        print(f"kafka-format find: error: {exc}", file=sys.stderr)
+        return 2
+    if len(chosen) != 1:
+        names = ", ".join(Path(p).name for p in chosen[:5]) + (", ..." if len(chosen) > 5 else "")
+        print(
+            f"kafka-format find: error: {args.directory}: --topic/--partition select "
+            f"{len(chosen)} partitions ({names}); find looks in one",
+            file=sys.stderr,
+        )
+        return 2
     return find(
-        args.directory,
+        chosen[0],
         offset=args.offset,
         timestamp=args.timestamp,
         options=options,

@@ -21,7 +21,7 @@ from ..errors import KafkaFormatError
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..progress import Progress, human_bytes, wanted
 from ..read.sources import resolve
-from .args import positive_int
+from .args import add_topic_filter, positive_int, topic_paths
 
 EPILOG = f"""\
 examples:
@@ -63,6 +63,7 @@ def register(sub) -> None:
         epilog=EPILOG,
     )
     s.add_argument("paths", nargs="+", metavar="PATH", help="log file, partition dir or log dir")
+    add_topic_filter(s)  # --topic / --partition (ranges helper)
     s.add_argument("--json", action="store_true", help="print the statistics as JSON")
     s.add_argument(
         "--what-if",
@@ -128,6 +129,9 @@ def _log_bytes(paths: list[str]) -> tuple[int, int]:
 
 
 def _run_stats(args: argparse.Namespace) -> int:
+    args.paths = topic_paths(args, "stats")
+    if args.paths is None:
+        return 2
     progress = None
     if wanted(quiet=args.quiet):
         total, files = _log_bytes(args.paths)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..format.jsonform import codec_name
 from ..model import Batch, ControlMarker, ControlType, Record, TimestampType
+from ..read.ranges import Range
 
 Decoder = Callable[[bytes], str]
 
@@ -95,6 +96,8 @@ class DumpOptions:
     #: ``--canonical``: ``--jsonl`` lines in the corpus's form only, without where each
     #: record was (topic, partition, file, position).
     canonical: bool = False
+    #: ``-o`` / ``-c`` / ``--from`` / ``--to``: the range of each partition to dump.
+    range: Range | None = None
 
     @property
     def decoding(self) -> bool:

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from ..analysis.verify import VerifyReport, log_bytes, verify_paths
 from ..progress import Progress, wanted
+from .args import add_topic_filter, topic_paths
 
 # --- command line ---------------------------------------------------------------------------
 
@@ -47,6 +48,7 @@ def register(sub) -> None:
         epilog=EPILOG_VERIFY,
     )
     v.add_argument("paths", nargs="+", metavar="PATH", help="partition dir, log dir or file")
+    add_topic_filter(v)  # --topic / --partition (ranges helper)
     v.add_argument("--json", action="store_true", help="print a machine-readable report")
     v.add_argument(
         "-q", "--quiet", action="store_true", help="do not print warnings, nor progress on stderr"
@@ -102,6 +104,9 @@ def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> N
 
 
 def _run_verify(args: argparse.Namespace) -> int:
+    args.paths = topic_paths(args, "verify")
+    if args.paths is None:
+        return 2
     progress = None
     if wanted(quiet=args.quiet):
         total, files = log_bytes(args.paths)

@@ -75,6 +75,7 @@ from .plan import plan_packed as _plan_packed
 from .plan import prepare_v2 as _prepare_v2
 from .plan import prepare_wrapper as _prepare_wrapper
 from .plan import wrapper_value as wrapper_value
+from .ranges import Range, Window, clip_rows, limit_rows, overlapping, windows
 from .reader import Errors, Isolation, damaged_batch
 from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
@@ -123,6 +124,11 @@ def iter_arrow_batches(
     threads: int | None = None,
     progress: Progress | None = None,
     include_position: bool = False,
+    start_offset: int | None = None,
+    end_offset: int | None = None,
+    start_timestamp: int | None = None,
+    end_timestamp: int | None = None,
+    max_records: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
@@ -131,6 +137,7 @@ def iter_arrow_batches(
     ``progress``: told each file's size and how far its records were yielded.
     ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and
     ``position`` (the byte position in it of the batch holding the record).
+    The range bounds are :func:`~.reader.iter_records`'s; batches outside are not decoded.
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -151,15 +158,19 @@ def iter_arrow_batches(
     )
     committed: _CommittedFilter | None = None
     name = None
+    rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
+    if (isolation == "read_committed" or rng is not None) and reads_once(source):
+        # Two passes over a stream (or a pipe's path) need it in memory.
+        source, name = read_once(source)
     if isolation == "read_committed":
-        if reads_once(source):
-            # Two passes over a stream (or a pipe's path) need it in memory.
-            source, name = read_once(source)
         committed = _CommittedFilter(_collect_aborted(source, opts, name))
     workers = threads if threads is not None else min(2, _CPUS)
     with _Pipeline(max(1, workers)) as pipeline:
-        for log in resolve(source, name=name):
-            yield from _log_batches(log, opts, committed, pipeline)
+        ranged = (
+            clip_rows(_log_batches(w.log, opts, committed, pipeline, w), w)
+            for w in windows(resolve(source, name=name), rng, from_start=committed is not None)
+        )
+        yield from limit_rows((b for part in ranged for b in part), rng and rng.max_records)
 
 
 def read_table(source: Source, **options: Any) -> pa.Table:
@@ -310,7 +321,11 @@ class _Chunk:
 
 
 def _log_batches(
-    log: LogInput, opts: _Options, committed: _CommittedFilter | None, pipeline: _Pipeline
+    log: LogInput,
+    opts: _Options,
+    committed: _CommittedFilter | None,
+    pipeline: _Pipeline,
+    window: Window | None = None,
 ) -> Iterator[pa.RecordBatch]:
     with _open_input(log) as inp:
         if opts.progress is not None:
@@ -318,7 +333,9 @@ def _log_batches(
         pending: deque[tuple[_Chunk, Future]] = deque()
         deferred: _Chunk | None = None  # the first chunk waits: one chunk needs no threads
         try:
-            items = _stream_chunks(log, inp, opts) if inp.stream else _buffer_chunks(log, inp)
+            items = (
+                _stream_chunks(log, inp, opts) if inp.stream else _buffer_chunks(log, inp, window)
+            )
             for item in items:
                 if isinstance(item, _FileEnd):
                     if deferred is not None:
@@ -333,6 +350,8 @@ def _log_batches(
                             raise item.error
                         opts.report.errors.append(item.error)
                     break
+                if window is not None:
+                    item.table = overlapping(item.table, window)  # the range's, undecoded
                 _plan(item, opts, committed)
                 if deferred is None and not pending:
                     deferred = item
@@ -351,10 +370,12 @@ def _log_batches(
                     future.result()
 
 
-def _buffer_chunks(log: LogInput, inp: _Input) -> Iterator[_Chunk | _FileEnd]:
+def _buffer_chunks(
+    log: LogInput, inp: _Input, window: Window | None = None
+) -> Iterator[_Chunk | _FileEnd]:
     buf, view = inp.buf, inp.view
-    limit = len(buf)
-    pos = 0
+    limit = len(buf) if window is None or window.end is None else window.end
+    pos = 0 if window is None else window.start
     table = np.empty((_MAX_FRAMES, fs.FRAME_COLUMNS), np.int64)  # reused: chunks copy
     while True:
         n, nxt, status = fs.scan_frames(

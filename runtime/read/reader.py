@@ -25,7 +25,8 @@ from ..format.batches import ReadOptions, read_batch, read_header
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import iter_frames, iter_stream_frames
 from ..model import Batch, ControlType, Record, Report
-from .sources import LogInput, Source, read_once, reads_once, resolve
+from .ranges import Range, Window, clip_records, limit_records, windows
+from .sources import Source, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
 Errors = Literal["strict", "skip"]
@@ -41,6 +42,11 @@ def iter_batches(
     max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
     report: Report | None = None,
     name: str | None = None,
+    start_offset: int | None = None,
+    end_offset: int | None = None,
+    start_timestamp: int | None = None,
+    end_timestamp: int | None = None,
+    max_records: int | None = None,
 ) -> Iterator[Batch]:
     """Every batch of ``source`` in order, decoded per the options.
 
@@ -48,31 +54,77 @@ def iter_batches(
     records (e.g. control batches). ``verify_crc="report"`` computes every CRC into
     ``batch.computed_crc`` without failing on a mismatch, so a damaged batch's records can
     still be looked at (as kafka-dump-log does). ``name`` labels bytes and streams in errors.
+    A range (the bounds as :func:`iter_records` takes them) gives the batches overlapping it,
+    their ``records`` narrowed to the range's, up to the one holding the ``max_records``-th.
     """
+    rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
+    batches = _batches(
+        source, rng, name, records, verify_crc, errors, max_decompressed_bytes, report
+    )
+    yield from _limit_batches(batches, rng.max_records if rng else None)
+
+
+def _batches(
+    source: Source,
+    rng: Range | None,
+    name: str | None,
+    records: bool | Callable[[Batch], bool],
+    verify_crc: bool | str,
+    errors: Errors,
+    max_bytes: int,
+    report: Report | None,
+    control: bool = False,
+) -> Iterator[Batch]:
+    """The batches of every window of ``source``; ``control``: control batches outside the
+    range too (read_committed's walk needs every marker)."""
     if errors not in ("strict", "skip"):
         raise ValueError(f"errors must be 'strict' or 'skip', not {errors!r}")
     report = report if report is not None else Report()
-    for log in resolve(source, name=name):
-        yield from _file_batches(log, records, verify_crc, errors, max_decompressed_bytes, report)
+    if rng is not None and reads_once(source):
+        source, read_name = read_once(source)  # a range reads the bytes twice
+        name = name or read_name
+    for window in windows(resolve(source, name=name), rng, from_start=control):
+        yield from _file_batches(window, records, verify_crc, errors, max_bytes, report, control)
+
+
+def _limit_batches(batches: Iterator[Batch], limit: int | None) -> Iterator[Batch]:
+    if limit is None:
+        yield from batches
+        return
+    left = limit
+    for batch in batches:
+        if left <= 0:
+            return
+        if batch.records and not batch.is_control:
+            batch.records = batch.records[:left]
+            left -= len(batch.records)
+        yield batch
 
 
 def _file_batches(
-    log: LogInput,
+    window: Window,
     records: bool | Callable[[Batch], bool],
     verify_crc: bool | str,
     errors: Errors,
     max_bytes: int,
     report: Report,
+    control: bool = False,
 ) -> Iterator[Batch]:
+    log = window.log
     decode_all = ReadOptions(verify_crc, True, max_bytes)
     header_only = ReadOptions(verify_crc, False, max_bytes)
+    ranged = window.first is not None or window.last is not None
     with log.open() as opened:
         if isinstance(opened, memoryview):
-            frames = iter_frames(opened, file=log.name, tails=report.truncated)
+            frames = iter_frames(
+                opened, file=log.name, start=window.start, end=window.end, tails=report.truncated
+            )
         else:
             frames = iter_stream_frames(opened, file=log.name, tails=report.truncated)
         try:
             for frame in frames:
+                if ranged and not _wanted(frame, window, log.name, control):
+                    continue
                 if callable(records):
                     options = header_only
                     try:
@@ -91,6 +143,7 @@ def _file_batches(
                     report.errors.append(exc)
                     batch = damaged_batch(frame, log.name, exc)
                 batch.topic, batch.partition = log.topic, log.partition
+                clip_records(batch, window)
                 if batch.records:
                     for r in batch.records:
                         r.topic, r.partition = log.topic, log.partition
@@ -99,6 +152,16 @@ def _file_batches(
             if errors == "strict":
                 raise
             report.errors.append(exc)
+
+
+def _wanted(frame, window: Window, name: str, control: bool) -> bool:
+    """Whether the frame's header says it may hold records of the window (read before any
+    record is decoded); a header that cannot be read is wanted, to be reported."""
+    try:
+        header = read_header(frame, file=name)
+    except KafkaFormatError:
+        return True
+    return window.overlaps(header) or (control and header.is_control)
 
 
 def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
@@ -134,6 +197,11 @@ def iter_records(
     report: Report | None = None,
     aborted: AbortedTransactions | None = None,
     name: str | None = None,
+    start_offset: int | None = None,
+    end_offset: int | None = None,
+    start_timestamp: int | None = None,
+    end_timestamp: int | None = None,
+    max_records: int | None = None,
 ) -> Iterator[Record]:
     """The data records of ``source`` as a consumer sees them; control records never appear.
 
@@ -143,9 +211,16 @@ def iter_records(
     at the last stable offset, as a fetch does: nothing at or after the first offset of the
     earliest transaction with no marker is returned (a segment read alone first looks for the
     markers in the later segments of its partition).
+
+    A range (``read/ranges.py``), per partition: offsets ``[start_offset, end_offset)``
+    (a negative ``start_offset``: that many offsets before the log end, kcat's ``-o -N``);
+    from the first record with timestamp >= ``start_timestamp`` (ListOffsets' answer) and
+    before the first with timestamp >= ``end_timestamp``; at most ``max_records`` in all.
+    The indexes lead to the start, and reading stops where the range ends.
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
+    rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
     common = dict(
         verify_crc=verify_crc,
         errors=errors,
@@ -153,9 +228,10 @@ def iter_records(
         name=name,
     )
     if isolation == "read_uncommitted":
-        for batch in iter_batches(source, report=report, **common):
-            if batch.records and not batch.is_control:
-                yield from batch.records
+        batches = _batches(
+            source, rng, name, True, verify_crc, errors, max_decompressed_bytes, report
+        )
+        yield from limit_records(_data_records(batches), rng.max_records if rng else None)
         return
     if reads_once(source):
         # Two passes over a stream that cannot be mapped (a file object, a pipe or FIFO path)
@@ -168,7 +244,16 @@ def iter_records(
             iter_batches(source, records=_is_control, **{**common, "errors": "skip"}),
             source,
         )
-    yield from aborted.filter(iter_batches(source, report=report, **common))
+    batches = _batches(
+        source, rng, common["name"], True, verify_crc, errors, max_decompressed_bytes, report, True
+    )
+    yield from limit_records(aborted.filter(batches), rng.max_records if rng else None)
+
+
+def _data_records(batches: Iterator[Batch]) -> Iterator[Record]:
+    for batch in batches:
+        if batch.records and not batch.is_control:
+            yield from batch.records
 
 
 def _is_control(batch: Batch) -> bool:
