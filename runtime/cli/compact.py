@@ -27,6 +27,7 @@ from ..log.compaction import (
     compact,
     partitions_of,
 )
+from ..log.compaction_policy import parse_policies
 from .args import parse_timestamp
 
 #: Null-key records listed one by one in the text report before the rest are counted.
@@ -34,7 +35,8 @@ MAX_LISTED = 20
 
 EPILOG = """\
 examples:
-  kafka-format compact /var/lib/kafka/users-0
+  kafka-format compact /var/lib/kafka/users-0 --cleanup-policy compact
+  kafka-format compact /var/lib/kafka --cleanup-policy delete --cleanup-policy users=compact
   kafka-format compact /var/lib/kafka --now 2024-05-01T12:00:00Z --delete-retention-ms 3600000
   kafka-format compact --jsonl users-0 > users-compacted.jsonl      # the records kept
   kafka-format compact --jsonl --removed users-0                       # removed, with reasons
@@ -47,6 +49,14 @@ def _ratio(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be within 0..1, got {value}")
     return value
+
+
+def _policy(text: str) -> str:
+    try:
+        parse_policies([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _ms(text: str) -> int:
@@ -108,6 +118,16 @@ def register(sub) -> None:
         help="Kafka's cleaner drops null-key records (default); keep them instead",
     )
     c.add_argument(
+        "--cleanup-policy",
+        action="append",
+        type=_policy,
+        metavar="[TOPIC=]POLICY",
+        help="the topic's cleanup.policy: compact, delete or compact,delete; TOPIC=POLICY for "
+        "one topic (repeatable), a bare POLICY for topics not named. Unknown by default "
+        "(assumed compact, and said so); __consumer_offsets, __transaction_state and "
+        "__share_group_state are compact; delete topics and __cluster_metadata are left alone",
+    )
+    c.add_argument(
         "--only-if-due",
         action="store_true",
         help="remove nothing from a partition the cleaner would not pick now",
@@ -145,9 +165,12 @@ def _run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.first_dirty_offset is not None and len(dirs) != 1:
         raise SystemExit("kafka-format compact: error: --first-dirty-offset needs one partition")
     config = _config(args)
+    default, per_topic = parse_policies(args.cleanup_policy)
     for directory in dirs:
         result = compact(
             directory,
+            cleanup_policy=default,
+            topic_policies=per_topic,
             now_ms=args.now,
             config=config,
             null_keys=args.null_keys,
@@ -181,6 +204,8 @@ def report_json(result: CompactionResult) -> dict[str, Any]:
         actions[b.action] = actions.get(b.action, 0) + 1
     return {
         **result.plan.to_json(),
+        **result.policy.to_json(),
+        "wouldClean": result.would_clean,
         "recordsKept": len(result.records),
         "recordsRemoved": len(result.removed),
         "removedByReason": result.removed_by_reason(),
@@ -209,6 +234,8 @@ def _iso(ms: int) -> str:
 def report_text(result: CompactionResult) -> str:
     p = result.plan
     name = p.path.name
+    if not result.policy.cleaned:
+        return f"{name}: left alone: {result.policy.note()}\n"
     verdict = "would clean" if p.would_clean else "would not clean"
     why = (
         f"max.compaction.lag.ms exceeded by {p.compaction_delay_ms} ms"
@@ -224,6 +251,7 @@ def report_text(result: CompactionResult) -> str:
     )
     lines = [
         f"{name}: {verdict} now ({_iso(p.now_ms)}): dirty ratio {why}",
+        *([f"  {result.policy.note()}"] if not result.policy.known else []),
         f"  cleanable {p.cleanable_bytes} bytes, clean {p.clean_bytes} bytes",
         f"  log start {p.log_start_offset}, end {p.log_end_offset}, "
         f"last stable {p.last_stable_offset}",
