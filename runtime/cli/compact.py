@@ -18,16 +18,20 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from ..format.jsonform import b64, record_json
+import pyarrow as pa
+
+from ..format.jsonform import b64
 from ..log.compaction import (
     DEFAULT_DELETE_RETENTION_MS,
     DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
     CleanerConfig,
     CompactionResult,
-    compact,
     partitions_of,
 )
 from ..log.compaction_policy import parse_policies
+from ..log.compaction_stream import compact_stream
+from ..progress import Progress
+from ..read.jsonlines import JsonLines
 from .args import parse_timestamp
 
 #: Null-key records listed one by one in the text report before the rest are counted.
@@ -132,6 +136,12 @@ def register(sub) -> None:
         action="store_true",
         help="remove nothing from a partition the cleaner would not pick now",
     )
+    c.add_argument(
+        "--progress",
+        action="store_true",
+        help="a progress line on stderr even when it is not a terminal",
+    )
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     out = c.add_mutually_exclusive_group()
     out.add_argument("--jsonl", action="store_true", help="print the kept data records")
     out.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -166,35 +176,64 @@ def _run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise SystemExit("kafka-format compact: error: --first-dirty-offset needs one partition")
     config = _config(args)
     default, per_topic = parse_policies(args.cleanup_policy)
-    for directory in dirs:
-        result = compact(
-            directory,
-            cleanup_policy=default,
-            topic_policies=per_topic,
-            now_ms=args.now,
-            config=config,
-            null_keys=args.null_keys,
-            first_dirty_offset=args.first_dirty_offset,
-            only_if_due=args.only_if_due,
-        )
-        if args.jsonl:
-            _write_jsonl(result, args.removed, out)
-        elif args.json:
-            out.write(json.dumps(report_json(result), separators=(",", ":")) + "\n")
-        else:
-            out.write(report_text(result))
+    progress = _progress(args, dirs, out)
+    try:
+        with JsonLines() as lines:
+            for directory in dirs:
+                sink = _JsonlSink(lines, out)
+                result = compact_stream(
+                    directory,
+                    cleanup_policy=default,
+                    topic_policies=per_topic,
+                    now_ms=args.now,
+                    config=config,
+                    null_keys=args.null_keys,
+                    first_dirty_offset=args.first_dirty_offset,
+                    only_if_due=args.only_if_due,
+                    on_kept=sink.kept if args.jsonl and not args.removed else None,
+                    on_removed=sink.removed if args.jsonl and args.removed else None,
+                    include_headers=args.jsonl,
+                    progress=progress,
+                )
+                if progress is not None:
+                    progress.clear()
+                if args.json:
+                    out.write(json.dumps(report_json(result), separators=(",", ":")) + "\n")
+                elif not args.jsonl:
+                    out.write(report_text(result))
+                out.flush()
+    finally:
+        if progress is not None:
+            progress.close()
     return 0
 
 
-def _write_jsonl(result: CompactionResult, removed: bool, out: TextIO) -> None:
-    if removed:
-        for r in result.removed:
-            row = record_json(r.record)
-            row["reason"] = r.reason
-            out.write(json.dumps(row, separators=(",", ":")) + "\n")
-        return
-    for record in result.records:
-        out.write(json.dumps(record_json(record), separators=(",", ":")) + "\n")
+def _progress(args: argparse.Namespace, dirs: list, out: TextIO) -> Progress | None:
+    """A progress line on stderr: with ``--progress``, or when stderr is a terminal (and
+    stdout is not, or the work is large enough to be worth it)."""
+    logs = [p for d in dirs for p in d.glob("*.log")]
+    total = sum(p.stat().st_size for p in logs)
+    if args.progress:
+        return Progress("compact", total, sys.stderr, files=len(logs))
+    output = out if args.jsonl else None
+    return Progress.start("compact", total, files=len(logs), quiet=args.quiet, output=output)
+
+
+class _JsonlSink:
+    """The records a pass keeps (or removes, with a ``reason``) as ``dump --jsonl`` lines."""
+
+    def __init__(self, lines: JsonLines, out: TextIO) -> None:
+        self.lines = lines
+        self.out = out
+
+    def kept(self, rows: pa.RecordBatch) -> None:
+        for part in self.lines.encode(rows):
+            self.out.write(bytes(part).decode("ascii"))
+
+    def removed(self, rows: pa.RecordBatch, reasons: list[str]) -> None:
+        text = "".join(bytes(part).decode("ascii") for part in self.lines.encode(rows))
+        for line, reason in zip(text.splitlines(), reasons, strict=True):
+            self.out.write(f'{line[:-1]},"reason":"{reason}"}}\n')
 
 
 def report_json(result: CompactionResult) -> dict[str, Any]:
@@ -206,8 +245,8 @@ def report_json(result: CompactionResult) -> dict[str, Any]:
         **result.plan.to_json(),
         **result.policy.to_json(),
         "wouldClean": result.would_clean,
-        "recordsKept": len(result.records),
-        "recordsRemoved": len(result.removed),
+        "recordsKept": result.records_kept,
+        "recordsRemoved": result.records_removed,
         "removedByReason": result.removed_by_reason(),
         "markersKept": result.markers_kept,
         "markersRemoved": result.markers_removed,
@@ -269,7 +308,7 @@ def report_text(result: CompactionResult) -> str:
         lines.append("  a pass rewrites nothing: no dirty segment below the uncleanable offset")
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.removed_by_reason().items()))
     lines.append(
-        f"  data records: keep {len(result.records)}, remove {len(result.removed)}"
+        f"  data records: keep {result.records_kept}, remove {result.records_removed}"
         + (f" ({reasons})" if reasons else "")
     )
     actions: dict[str, int] = {}

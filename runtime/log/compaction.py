@@ -244,7 +244,7 @@ def _clean_batch(
     else:
         result.records.extend(kept)
     settled = _settle(
-        batch, slot, verdict, kept, records, tombstone_kept, now, config, result.warnings
+        batch, slot, verdict, len(kept), len(records), tombstone_kept, now, config, result.warnings
     )
     result.batches.append(settled)
 

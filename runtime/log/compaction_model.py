@@ -228,7 +228,22 @@ class CompactionResult:
         at it, and ``plan.would_clean``."""
         return self.policy.cleaned and self.plan.would_clean
 
+    #: Set by a streamed pass (:func:`.compaction_stream.compact_stream`), which counts the
+    #: records instead of keeping them in ``records`` and ``removed``.
+    kept_count: int | None = None
+    removed_counts: dict[str, int] | None = None
+
+    @property
+    def records_kept(self) -> int:
+        return self.kept_count if self.kept_count is not None else len(self.records)
+
+    @property
+    def records_removed(self) -> int:
+        return sum(self.removed_by_reason().values())
+
     def removed_by_reason(self) -> dict[str, int]:
+        if self.removed_counts is not None:
+            return dict(self.removed_counts)
         counts: dict[str, int] = {}
         for r in self.removed:
             counts[r.reason] = counts.get(r.reason, 0) + 1
