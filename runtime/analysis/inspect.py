@@ -690,9 +690,15 @@ def _field_block(pane: Pane, limit: int, width: int) -> Text:
 
 
 def render_terminal(
-    view: BatchView, console: Console, *, max_bytes: int = 65536, show_problems: bool = True
+    view: BatchView,
+    console: Console,
+    *,
+    max_bytes: int = 65536,
+    show_problems: bool = True,
+    value_width: int | None = None,
 ) -> None:
-    """Hex dump(s) coloured by field, each followed by its field table."""
+    """Hex dump(s) coloured by field, each followed by its field table (values wrapped at
+    ``value_width``, default the console's width)."""
     console.print(Text(view.summary, style="bold"))
     if view.crc is not None:
         ok = view.crc.valid
@@ -707,7 +713,8 @@ def render_terminal(
         console.rule(Text(pane.title, style="bold"), align="left")
         console.print(_hex_block(pane, max_bytes), overflow="ignore", crop=False)
         console.print()
-        console.print(_field_block(pane, max_bytes, console.width), overflow="ignore", crop=False)
+        block = _field_block(pane, max_bytes, value_width or console.width)
+        console.print(block, overflow="ignore", crop=False)
     if show_problems:
         for problem in view.problems:
             console.print(Text(f"problem: {problem}", style="bold red"))

@@ -301,7 +301,7 @@ def report_text(result: CompactionResult) -> str:
     ]
     for s in p.segments:
         group = f"  group {s.group}" if s.group is not None else ""
-        lines.append(f"    {s.path.name}  {s.size:>10} bytes  {s.role:<11}{group}")
+        lines.append(f"    {s.path.name}  {s.size:>10} bytes  {s.role:<11}{group}".rstrip())
     if p.cleans:
         lines.append(f"  a pass rewrites {len(p.groups)} group(s), checkpoint -> {p.end_offset}")
     else:

@@ -138,6 +138,18 @@ def inspect_file(
     )
 
 
+#: Piped: the width of the rule above each hex dump; values are never wrapped.
+PIPE_RULE_WIDTH = 80
+UNWRAPPED = 1 << 30
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -157,13 +169,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.html}: {view.summary}")
     else:
         force = {"always": True, "never": False}.get(args.color)
-        console = Console(
-            force_terminal=force,
-            no_color=args.color == "never" or None,
-            highlight=False,
-            soft_wrap=False,
-        )
-        render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
+        piped = not _isatty(sys.stdout)
+        if piped and force is None:
+            # a pipe or a file: plain text, every line whole (no wrapping at 80 columns in
+            # the middle of a number), for grep and diff
+            console = Console(
+                file=sys.stdout, width=PIPE_RULE_WIDTH, no_color=True, force_terminal=False,
+                highlight=False, soft_wrap=True,
+            )  # fmt: skip
+            render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False,
+                            value_width=UNWRAPPED)  # fmt: skip
+        else:
+            console = Console(
+                force_terminal=force,
+                no_color=args.color == "never" or None,
+                highlight=False,
+                soft_wrap=False,
+            )
+            render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
     for problem in view.problems:
         print(f"kafka-format: error: {problem}", file=sys.stderr)
     return 1 if view.problems else 0
