@@ -690,15 +690,9 @@ def _field_block(pane: Pane, limit: int, width: int) -> Text:
 
 
 def render_terminal(
-    view: BatchView,
-    console: Console,
-    *,
-    max_bytes: int = 65536,
-    show_problems: bool = True,
-    value_width: int | None = None,
+    view: BatchView, console: Console, *, max_bytes: int = 65536, show_problems: bool = True
 ) -> None:
-    """Hex dump(s) coloured by field, each followed by its field table (values wrapped at
-    ``value_width``, default the console's width)."""
+    """Hex dump(s) coloured by field, each followed by its field table."""
     console.print(Text(view.summary, style="bold"))
     if view.crc is not None:
         ok = view.crc.valid
@@ -713,8 +707,7 @@ def render_terminal(
         console.rule(Text(pane.title, style="bold"), align="left")
         console.print(_hex_block(pane, max_bytes), overflow="ignore", crop=False)
         console.print()
-        block = _field_block(pane, max_bytes, value_width or console.width)
-        console.print(block, overflow="ignore", crop=False)
+        console.print(_field_block(pane, max_bytes, console.width), overflow="ignore", crop=False)
     if show_problems:
         for problem in view.problems:
             console.print(Text(f"problem: {problem}", style="bold red"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -143,6 +144,15 @@ PIPE_RULE_WIDTH = 80
 UNWRAPPED = 1 << 30
 
 
+class _PipeConsole(Console):
+    """As wide as any value (the field block wraps values at the console's width), with a
+    rule of a readable width."""
+
+    def rule(self, title: Any = "", *, characters: str = "─", **_: Any) -> None:
+        text = title.plain if hasattr(title, "plain") else str(title)
+        self.print(f"{text} {characters * max(PIPE_RULE_WIDTH - len(text) - 1, 3)}")
+
+
 def _isatty(stream) -> bool:
     try:
         return stream.isatty()
@@ -173,12 +183,11 @@ def run(args: argparse.Namespace) -> int:
         if piped and force is None:
             # a pipe or a file: plain text, every line whole (no wrapping at 80 columns in
             # the middle of a number), for grep and diff
-            console = Console(
-                file=sys.stdout, width=PIPE_RULE_WIDTH, no_color=True, force_terminal=False,
+            console = _PipeConsole(
+                file=sys.stdout, width=UNWRAPPED, no_color=True, force_terminal=False,
                 highlight=False, soft_wrap=True,
             )  # fmt: skip
-            render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False,
-                            value_width=UNWRAPPED)  # fmt: skip
+            render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
         else:
             console = Console(
                 force_terminal=force,
