@@ -45,6 +45,7 @@ examples:
   kafka-format compact --jsonl users-0 > users-compacted.jsonl      # the records kept
   kafka-format compact --jsonl --removed users-0                       # removed, with reasons
   kafka-format compact --json --min-compaction-lag-ms 600000 users-0
+  kafka-format compact --progress --jsonl big-0 > kept.jsonl      # streamed; progress on stderr
 """
 
 

@@ -36,6 +36,9 @@ examples:
   kafka-format inspect segment.log --offset 1234 --html batch.html
       a self-contained page: click a field to highlight its bytes, click a byte to find
       its field; compressed batches also show their decompressed records
+  kafka-format inspect segment.log --offset 1234 | grep crc
+      piped or redirected: plain text, no colour, values never wrapped (--color always
+      keeps the colours)
 
 Exit status: 0 when the batch parses and its CRC holds; 1 when anything is wrong with it
 (still shown as far as it parses) or no batch matches, with one line per problem on stderr.

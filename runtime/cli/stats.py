@@ -30,6 +30,7 @@ examples:
   kafka-format stats /var/lib/kafka                      # every partition of a log dir
   kafka-format stats --what-if /var/lib/kafka/orders-0   # v2 and each codec: what would it save?
   kafka-format stats --json 00000000000000000000.log | jq '.total.perRecord'
+  kafka-format stats /var/lib/kafka > stats.txt   # piped: plain aligned columns, none cut
 
 Per partition (or per file outside a topic-N directory) and in total: batches, records, bytes,
 records per batch, the magic and codec mix with each codec's compression ratio, and where the
