@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "compact",
     "stats",
     "recover",
+    "warm",
 )
 
 
@@ -47,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not _skip_what_the_broker_skips(args):
             return 0  # every path given is one the broker never reads; each was named
+        if args.command != "warm":  # which says what it compiled itself
+            from ..kernels.compile_notice import install
+
+            install()  # one line on stderr if the kernels compile into a cold cache
         return args.run(args)
     except KafkaFormatError as exc:
         print(f"kafka-format: error: {exc}", file=sys.stderr)

@@ -18,15 +18,20 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from ..format.jsonform import b64, record_json
+import pyarrow as pa
+
+from ..format.jsonform import b64
 from ..log.compaction import (
     DEFAULT_DELETE_RETENTION_MS,
     DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
     CleanerConfig,
     CompactionResult,
-    compact,
     partitions_of,
 )
+from ..log.compaction_policy import parse_policies
+from ..log.compaction_stream import compact_stream
+from ..progress import Progress
+from ..read.jsonlines import JsonLines
 from .args import parse_timestamp
 
 #: Null-key records listed one by one in the text report before the rest are counted.
@@ -34,11 +39,13 @@ MAX_LISTED = 20
 
 EPILOG = """\
 examples:
-  kafka-format compact /var/lib/kafka/users-0
+  kafka-format compact /var/lib/kafka/users-0 --cleanup-policy compact
+  kafka-format compact /var/lib/kafka --cleanup-policy delete --cleanup-policy users=compact
   kafka-format compact /var/lib/kafka --now 2024-05-01T12:00:00Z --delete-retention-ms 3600000
   kafka-format compact --jsonl users-0 > users-compacted.jsonl      # the records kept
   kafka-format compact --jsonl --removed users-0                       # removed, with reasons
   kafka-format compact --json --min-compaction-lag-ms 600000 users-0
+  kafka-format compact --progress --jsonl big-0 > kept.jsonl      # streamed; progress on stderr
 """
 
 
@@ -47,6 +54,14 @@ def _ratio(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be within 0..1, got {value}")
     return value
+
+
+def _policy(text: str) -> str:
+    try:
+        parse_policies([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _ms(text: str) -> int:
@@ -108,10 +123,26 @@ def register(sub) -> None:
         help="Kafka's cleaner drops null-key records (default); keep them instead",
     )
     c.add_argument(
+        "--cleanup-policy",
+        action="append",
+        type=_policy,
+        metavar="[TOPIC=]POLICY",
+        help="the topic's cleanup.policy: compact, delete or compact,delete; TOPIC=POLICY for "
+        "one topic (repeatable), a bare POLICY for topics not named. Unknown by default "
+        "(assumed compact, and said so); __consumer_offsets, __transaction_state and "
+        "__share_group_state are compact; delete topics and __cluster_metadata are left alone",
+    )
+    c.add_argument(
         "--only-if-due",
         action="store_true",
         help="remove nothing from a partition the cleaner would not pick now",
     )
+    c.add_argument(
+        "--progress",
+        action="store_true",
+        help="a progress line on stderr even when it is not a terminal",
+    )
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     out = c.add_mutually_exclusive_group()
     out.add_argument("--jsonl", action="store_true", help="print the kept data records")
     out.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -145,33 +176,65 @@ def _run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.first_dirty_offset is not None and len(dirs) != 1:
         raise SystemExit("kafka-format compact: error: --first-dirty-offset needs one partition")
     config = _config(args)
-    for directory in dirs:
-        result = compact(
-            directory,
-            now_ms=args.now,
-            config=config,
-            null_keys=args.null_keys,
-            first_dirty_offset=args.first_dirty_offset,
-            only_if_due=args.only_if_due,
-        )
-        if args.jsonl:
-            _write_jsonl(result, args.removed, out)
-        elif args.json:
-            out.write(json.dumps(report_json(result), separators=(",", ":")) + "\n")
-        else:
-            out.write(report_text(result))
+    default, per_topic = parse_policies(args.cleanup_policy)
+    progress = _progress(args, dirs, out)
+    try:
+        with JsonLines() as lines:
+            for directory in dirs:
+                sink = _JsonlSink(lines, out)
+                result = compact_stream(
+                    directory,
+                    cleanup_policy=default,
+                    topic_policies=per_topic,
+                    now_ms=args.now,
+                    config=config,
+                    null_keys=args.null_keys,
+                    first_dirty_offset=args.first_dirty_offset,
+                    only_if_due=args.only_if_due,
+                    on_kept=sink.kept if args.jsonl and not args.removed else None,
+                    on_removed=sink.removed if args.jsonl and args.removed else None,
+                    include_headers=args.jsonl,
+                    progress=progress,
+                )
+                if progress is not None:
+                    progress.clear()
+                if args.json:
+                    out.write(json.dumps(report_json(result), separators=(",", ":")) + "\n")
+                elif not args.jsonl:
+                    out.write(report_text(result))
+                out.flush()
+    finally:
+        if progress is not None:
+            progress.close()
     return 0
 
 
-def _write_jsonl(result: CompactionResult, removed: bool, out: TextIO) -> None:
-    if removed:
-        for r in result.removed:
-            row = record_json(r.record)
-            row["reason"] = r.reason
-            out.write(json.dumps(row, separators=(",", ":")) + "\n")
-        return
-    for record in result.records:
-        out.write(json.dumps(record_json(record), separators=(",", ":")) + "\n")
+def _progress(args: argparse.Namespace, dirs: list, out: TextIO) -> Progress | None:
+    """A progress line on stderr: with ``--progress``, or when stderr is a terminal (and
+    stdout is not, or the work is large enough to be worth it)."""
+    logs = [p for d in dirs for p in d.glob("*.log")]
+    total = sum(p.stat().st_size for p in logs)
+    if args.progress:
+        return Progress("compact", total, sys.stderr, files=len(logs))
+    output = out if args.jsonl else None
+    return Progress.start("compact", total, files=len(logs), quiet=args.quiet, output=output)
+
+
+class _JsonlSink:
+    """The records a pass keeps (or removes, with a ``reason``) as ``dump --jsonl`` lines."""
+
+    def __init__(self, lines: JsonLines, out: TextIO) -> None:
+        self.lines = lines
+        self.out = out
+
+    def kept(self, rows: pa.RecordBatch) -> None:
+        for part in self.lines.encode(rows):
+            self.out.write(bytes(part).decode("ascii"))
+
+    def removed(self, rows: pa.RecordBatch, reasons: list[str]) -> None:
+        text = "".join(bytes(part).decode("ascii") for part in self.lines.encode(rows))
+        for line, reason in zip(text.splitlines(), reasons, strict=True):
+            self.out.write(f'{line[:-1]},"reason":"{reason}"}}\n')
 
 
 def report_json(result: CompactionResult) -> dict[str, Any]:
@@ -181,8 +244,10 @@ def report_json(result: CompactionResult) -> dict[str, Any]:
         actions[b.action] = actions.get(b.action, 0) + 1
     return {
         **result.plan.to_json(),
-        "recordsKept": len(result.records),
-        "recordsRemoved": len(result.removed),
+        **result.policy.to_json(),
+        "wouldClean": result.would_clean,
+        "recordsKept": result.records_kept,
+        "recordsRemoved": result.records_removed,
         "removedByReason": result.removed_by_reason(),
         "markersKept": result.markers_kept,
         "markersRemoved": result.markers_removed,
@@ -209,6 +274,8 @@ def _iso(ms: int) -> str:
 def report_text(result: CompactionResult) -> str:
     p = result.plan
     name = p.path.name
+    if not result.policy.cleaned:
+        return f"{name}: left alone: {result.policy.note()}\n"
     verdict = "would clean" if p.would_clean else "would not clean"
     why = (
         f"max.compaction.lag.ms exceeded by {p.compaction_delay_ms} ms"
@@ -224,6 +291,7 @@ def report_text(result: CompactionResult) -> str:
     )
     lines = [
         f"{name}: {verdict} now ({_iso(p.now_ms)}): dirty ratio {why}",
+        *([f"  {result.policy.note()}"] if not result.policy.known else []),
         f"  cleanable {p.cleanable_bytes} bytes, clean {p.clean_bytes} bytes",
         f"  log start {p.log_start_offset}, end {p.log_end_offset}, "
         f"last stable {p.last_stable_offset}",
@@ -234,14 +302,14 @@ def report_text(result: CompactionResult) -> str:
     ]
     for s in p.segments:
         group = f"  group {s.group}" if s.group is not None else ""
-        lines.append(f"    {s.path.name}  {s.size:>10} bytes  {s.role:<11}{group}")
+        lines.append(f"    {s.path.name}  {s.size:>10} bytes  {s.role:<11}{group}".rstrip())
     if p.cleans:
         lines.append(f"  a pass rewrites {len(p.groups)} group(s), checkpoint -> {p.end_offset}")
     else:
         lines.append("  a pass rewrites nothing: no dirty segment below the uncleanable offset")
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.removed_by_reason().items()))
     lines.append(
-        f"  data records: keep {len(result.records)}, remove {len(result.removed)}"
+        f"  data records: keep {result.records_kept}, remove {result.records_removed}"
         + (f" ({reasons})" if reasons else "")
     )
     actions: dict[str, int] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -35,6 +36,9 @@ examples:
   kafka-format inspect segment.log --offset 1234 --html batch.html
       a self-contained page: click a field to highlight its bytes, click a byte to find
       its field; compressed batches also show their decompressed records
+  kafka-format inspect segment.log --offset 1234 | grep crc
+      piped or redirected: plain text, no colour, values never wrapped (--color always
+      keeps the colours)
 
 Exit status: 0 when the batch parses and its CRC holds; 1 when anything is wrong with it
 (still shown as far as it parses) or no batch matches, with one line per problem on stderr.
@@ -138,6 +142,27 @@ def inspect_file(
     )
 
 
+#: Piped: the width of the rule above each hex dump; values are never wrapped.
+PIPE_RULE_WIDTH = 80
+UNWRAPPED = 1 << 30
+
+
+class _PipeConsole(Console):
+    """As wide as any value (the field block wraps values at the console's width), with a
+    rule of a readable width."""
+
+    def rule(self, title: Any = "", *, characters: str = "─", **_: Any) -> None:
+        text = title.plain if hasattr(title, "plain") else str(title)
+        self.print(f"{text} {characters * max(PIPE_RULE_WIDTH - len(text) - 1, 3)}")
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -157,13 +182,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.html}: {view.summary}")
     else:
         force = {"always": True, "never": False}.get(args.color)
-        console = Console(
-            force_terminal=force,
-            no_color=args.color == "never" or None,
-            highlight=False,
-            soft_wrap=False,
-        )
-        render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
+        piped = not _isatty(sys.stdout)
+        if piped and force is None:
+            # a pipe or a file: plain text, every line whole (no wrapping at 80 columns in
+            # the middle of a number), for grep and diff
+            console = _PipeConsole(
+                file=sys.stdout, width=UNWRAPPED, no_color=True, force_terminal=False,
+                highlight=False, soft_wrap=True,
+            )  # fmt: skip
+            render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
+        else:
+            console = Console(
+                force_terminal=force,
+                no_color=args.color == "never" or None,
+                highlight=False,
+                soft_wrap=False,
+            )
+            render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
     for problem in view.problems:
         print(f"kafka-format: error: {problem}", file=sys.stderr)
     return 1 if view.problems else 0

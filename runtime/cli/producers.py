@@ -31,6 +31,7 @@ examples:
   kafka-format producers /var/lib/kafka/orders-0 --at 120000     # after offsets < 120000
   kafka-format producers --check-snapshots /var/lib/kafka        # every partition of a log dir
   kafka-format producers --jsonl orders-0 | jq 'select(.type == "anomaly")'
+  kafka-format producers orders-0 | awk '$9 != "-"'    # plain columns: open transactions
 
 The state is what the broker's ProducerStateManager holds after loading the log: per producer
 id the epoch, the sequences and offsets of its last batch, its last timestamp, the coordinator

@@ -15,6 +15,7 @@ from typing import TextIO
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..analysis.stats import DEFAULT_BATCH_SIZE, DEFAULT_SAMPLE, LogStats, PartitionStats, log_stats
 from ..errors import KafkaFormatError
@@ -29,6 +30,7 @@ examples:
   kafka-format stats /var/lib/kafka                      # every partition of a log dir
   kafka-format stats --what-if /var/lib/kafka/orders-0   # v2 and each codec: what would it save?
   kafka-format stats --json 00000000000000000000.log | jq '.total.perRecord'
+  kafka-format stats /var/lib/kafka > stats.txt   # piped: plain aligned columns, none cut
 
 Per partition (or per file outside a topic-N directory) and in total: batches, records, bytes,
 records per batch, the magic and codec mix with each codec's compression ratio, and where the
@@ -168,13 +170,10 @@ def _run_stats(args: argparse.Namespace) -> int:
 def print_stats(stats: LogStats, out: TextIO) -> None:
     """The tables: sizes, formats, time and producers, damage, and the what-if estimates."""
     terminal = _isatty(out)
-    console = Console(
-        file=out,
-        width=None if terminal else 240,
-        force_terminal=terminal,
-        no_color=not terminal,
-        highlight=False,
-        soft_wrap=False,
+    console: Console | _PlainConsole = (
+        Console(file=out, force_terminal=True, highlight=False, soft_wrap=False)
+        if terminal
+        else _PlainConsole(out)
     )
     rows = [*stats.partitions, stats.total] if len(stats.partitions) > 1 else stats.partitions
     labels = [p.label for p in stats.partitions]
@@ -196,6 +195,40 @@ def print_stats(stats: LogStats, out: TextIO) -> None:
         f"read {human_bytes(stats.total.bytes)} in {stats.seconds:.2f} s"
         + (f" ({human_bytes(rate)}/s)" if rate else "")
     )
+
+
+class _PlainConsole:
+    """A pipe or a file gets plain text: every column whole however wide the table (no
+    cell cut to fit 80 or 240 columns), aligned with spaces, no colour, no box characters,
+    no trailing blanks; for grep, awk and diff."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def print(self, item: Table | str) -> None:
+        self.out.write(plain_table(item) if isinstance(item, Table) else f"{item}\n")
+
+
+def plain_table(table: Table) -> str:
+    """A rich table as plain text lines: title, header, a rule of dashes, the rows, then a
+    blank line."""
+    columns = table.columns
+    cells = [[_plain(c.header), *(_plain(v) for v in c._cells)] for c in columns]
+    widths = [max(len(v) for v in column) for column in cells]
+    rows = []
+    for i in range(len(cells[0]) if cells else 0):
+        parts = []
+        for column, width, values in zip(columns, widths, cells, strict=True):
+            value = values[i]
+            parts.append(value.rjust(width) if column.justify == "right" else value.ljust(width))
+        rows.append("  ".join(parts).rstrip())
+    lines = [] if table.title is None else [_plain(table.title)]
+    lines += [rows[0], "-" * len(rows[0]), *rows[1:], ""] if rows else []
+    return "\n".join(lines) + "\n"
+
+
+def _plain(value: object) -> str:
+    return value.plain if isinstance(value, Text) else str(value)
 
 
 def _isatty(out: TextIO) -> bool:

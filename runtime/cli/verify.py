@@ -22,6 +22,7 @@ examples:
   kafka-format verify --json /var/lib/kafka/orders-0 | jq '.files[] | select(.ok | not)'
   kafka-format verify --partitioner /var/lib/kafka     # keyed records in the right partition?
   kafka-format verify --partitions orders=12 /backup/orders-3   # the topic has 12 partitions
+  kafka-format verify /var/lib/kafka > verify.txt 2>&1   # no progress line off a terminal
 
 Errors: CRC mismatches, undecodable batches, framing damage (a length below 14, an invalid
 magic, a length running past the end of the file although whole batches follow), index

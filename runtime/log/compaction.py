@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import KafkaFormatError
@@ -75,6 +76,9 @@ from .compaction_model import (
     SegmentInfo,
 )
 from .compaction_plan import _decoded, _plan, _scan
+from .compaction_policy import CleanupPolicy
+from .compaction_policy import normalise as normalise_policy
+from .compaction_policy import resolve as resolve_policy
 from .partition import Partition
 
 __all__ = [
@@ -86,6 +90,7 @@ __all__ = [
     "BatchOutcome",
     "CleanerConfig",
     "CleanerFacts",
+    "CleanupPolicy",
     "CompactionResult",
     "DirtyRatio",
     "RemovedRecord",
@@ -150,6 +155,8 @@ def compact(
     null_keys: NullKeys = "drop",
     first_dirty_offset: int | None = None,
     only_if_due: bool = False,
+    cleanup_policy: str | None = None,
+    topic_policies: Mapping[str, str] | None = None,
 ) -> CompactionResult:
     """One cleaning pass over a partition directory, as Kafka's cleaner would run it at
     ``now_ms`` (default: now): the records it keeps, those it removes and why, what becomes
@@ -160,18 +167,28 @@ def compact(
     ``null_keys="keep"`` keeps null-key records that Kafka's cleaner drops (they are listed
     in ``null_key_records`` either way). Damaged batches raise :class:`KafkaFormatError`, as
     they stop Kafka's cleaner.
+
+    ``cleanup_policy`` is the topic's ``cleanup.policy`` (``topic_policies``: per topic name);
+    unknown (None) counts as compacted, Kafka's compacted internal topics are known, and a
+    log the cleaner never cleans (``delete``, ``__cluster_metadata``) is left as it is
+    (``result.policy`` says why; see :mod:`.compaction_policy`).
     """
     if null_keys not in ("drop", "keep"):
         raise ValueError(f"null_keys must be 'drop' or 'keep', not {null_keys!r}")
     config = config or CleanerConfig()
     now = _now(now_ms)
     partition = Partition.open(path)
+    policy = resolve_policy(
+        partition.topic,
+        normalise_policy(cleanup_policy) if cleanup_policy is not None else None,
+        topic_policies,
+    )
     report = Report()
     scan = _scan(partition, report)
     plan = _plan(partition, scan, now, config, first_dirty_offset)
-    result = CompactionResult(plan)
+    result = CompactionResult(plan, policy=policy)
     result.warnings.extend(str(t) for t in report.truncated)
-    cleaning = plan.cleans and (plan.would_clean or not only_if_due)
+    cleaning = policy.cleaned and plan.cleans and (plan.would_clean or not only_if_due)
     verdicts = _verdicts(scan, plan, now, config) if cleaning else []
     offset_map = _offset_map(scan, plan, verdicts) if cleaning else {}
     by_position = {(v.segment, v.batch.position): v for v in verdicts}
@@ -227,7 +244,7 @@ def _clean_batch(
     else:
         result.records.extend(kept)
     settled = _settle(
-        batch, slot, verdict, kept, records, tombstone_kept, now, config, result.warnings
+        batch, slot, verdict, len(kept), len(records), tombstone_kept, now, config, result.warnings
     )
     result.batches.append(settled)
 

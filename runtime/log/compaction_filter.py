@@ -195,22 +195,22 @@ def _settle(
     batch: Batch,
     slot: int,
     verdict: _Verdict,
-    kept: list[Record],
-    records: list[Record],
+    kept: int,
+    total: int,
     tombstone_kept: bool,
     now: int,
     config: CleanerConfig,
     warnings: list[str],
 ) -> BatchOutcome:
-    """``filterTo``'s verdict on a batch, given the records it keeps."""
-    removed = len(records) - len(kept)
+    """``filterTo``'s verdict on a batch, given how many of its ``total`` records it keeps."""
+    removed = total - kept
     before = batch.delete_horizon_ms
     if kept:
         marker_for_empty_txn = verdict.can_discard and batch.is_control
         if batch.magic >= 2 and before is None and (tombstone_kept or marker_for_empty_txn):
-            return _outcome(batch, slot, "rewritten", len(kept), removed, before,
+            return _outcome(batch, slot, "rewritten", kept, removed, before,
                             now + config.delete_retention_ms)  # fmt: skip
-        return _outcome(batch, slot, "rewritten" if removed else "kept", len(kept), removed, before)
+        return _outcome(batch, slot, "rewritten" if removed else "kept", kept, removed, before)
     if verdict.retain_empty:
         if batch.magic < 2:
             warnings.append(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..model import Record
+from .compaction_policy import CleanupPolicy
 
 LONG_MAX = (1 << 63) - 1
 #: ``delete.retention.ms`` and ``min.cleanable.dirty.ratio`` defaults.
@@ -218,8 +219,31 @@ class CompactionResult:
     markers_removed: int = 0
     #: Things Kafka would do differently or fail on, and truncated tails met.
     warnings: list[str] = field(default_factory=list)
+    #: The topic's cleanup.policy as known; a log it keeps from the cleaner is left as it is.
+    policy: CleanupPolicy = field(default_factory=lambda: CleanupPolicy(None, "unknown", True))
+
+    @property
+    def would_clean(self) -> bool:
+        """Whether the cleaner would pick this partition now: its policy lets the cleaner
+        at it, and ``plan.would_clean``."""
+        return self.policy.cleaned and self.plan.would_clean
+
+    #: Set by a streamed pass (:func:`.compaction_stream.compact_stream`), which counts the
+    #: records instead of keeping them in ``records`` and ``removed``.
+    kept_count: int | None = None
+    removed_counts: dict[str, int] | None = None
+
+    @property
+    def records_kept(self) -> int:
+        return self.kept_count if self.kept_count is not None else len(self.records)
+
+    @property
+    def records_removed(self) -> int:
+        return sum(self.removed_by_reason().values())
 
     def removed_by_reason(self) -> dict[str, int]:
+        if self.removed_counts is not None:
+            return dict(self.removed_counts)
         counts: dict[str, int] = {}
         for r in self.removed:
             counts[r.reason] = counts.get(r.reason, 0) + 1

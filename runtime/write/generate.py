@@ -515,6 +515,10 @@ def _users(run: _Run, target: int) -> dict[int, int]:
                 )
             sequence += size
             offset += size + (rng.randint(1, 30) if rng.random() < 0.2 else 0)
+        # The cleaner checkpoints the first uncleanable offset, a segment's base offset at most
+        # the active segment's (LogCleanerManager.cleanableOffsets, calculateCleanableBytes):
+        # what was produced after that pass went to the segment that was active then.
+        w.roll()
         checkpoints[w.partition] = w.next_offset
     copied = sum(w.summary.records for w in topic.writers)
     tail = [

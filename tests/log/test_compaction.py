@@ -36,6 +36,7 @@ from kafka_format.runtime.log.compaction import (
     compact,
     dirty_ratio,
 )
+from kafka_format.runtime.log.compaction_stream import compact_stream
 from kafka_format.runtime.write.generate import generate_log_dir
 from kafka_format.runtime.write.writer import Message, PartitionWriter, Producer
 from kafka_format.schemas.control_record_key import ControlRecordType, build_control_record_key
@@ -115,7 +116,38 @@ def last_offsets_per_batch(r: CompactionResult) -> list[int]:
 
 def clean(path: Path, now: int, first_dirty: int = 0) -> CompactionResult:
     """cleaner.doClean(LogToClean(tp, log, first_dirty, activeSegment.baseOffset), now)."""
-    return compact(path, now_ms=now, config=KAFKA_TEST, first_dirty_offset=first_dirty)
+    result = compact(path, now_ms=now, config=KAFKA_TEST, first_dirty_offset=first_dirty)
+    assert_streamed_same(
+        result, path, now_ms=now, config=KAFKA_TEST, first_dirty_offset=first_dirty
+    )
+    return result
+
+
+def assert_streamed_same(result: CompactionResult, path: Path, **options) -> None:
+    """The streamed pass (Arrow columns, counts, sinks) decides every record and batch as
+    ``compact`` (Record objects) does."""
+    kept: list[int] = []
+    removed: list[tuple[int, str]] = []
+    streamed = compact_stream(
+        path,
+        on_kept=lambda rows: kept.extend(rows.column("offset").to_pylist()),
+        on_removed=lambda rows, why: removed.extend(
+            zip(rows.column("offset").to_pylist(), why, strict=True)
+        ),
+        **options,
+    )
+    assert streamed.batches == result.batches
+    assert kept == [r.offset for r in result.records] and streamed.records_kept == len(kept)
+    assert removed == [(x.record.offset, x.reason) for x in result.removed]
+    assert streamed.removed_by_reason() == result.removed_by_reason()
+    assert (streamed.markers_kept, streamed.markers_removed) == (
+        result.markers_kept,
+        result.markers_removed,
+    )
+    assert [(r.offset, r.timestamp, r.value) for r in streamed.null_key_records] == [
+        (r.offset, r.timestamp, r.value) for r in result.null_key_records
+    ]
+    assert streamed.warnings == result.warnings and streamed.plan == result.plan
 
 
 def _rewrite(result: CompactionResult, dest_root: Path) -> Path:
@@ -655,6 +687,7 @@ def test_matches_dict_model(ops, where, shift):
         checkpoint = int(where * w.next_offset)
         now = NOW + shift
         result = compact(w.path, now_ms=now, first_dirty_offset=checkpoint)
+        assert_streamed_same(result, w.path, now_ms=now, first_dirty_offset=checkpoint)
         kept, removed = _model(w, horizons, checkpoint, now)
         assert [r.offset for r in result.records] == kept
         assert {x.record.offset: x.reason for x in result.removed} == removed
@@ -704,6 +737,14 @@ def test_model_sees_every_rule(tmp_path):
     kept, removed = _model(w, horizons, 0, NOW)
     assert sorted(set(removed.values())) == ["aborted", "null key", "superseded", "tombstone"]
     assert [r.offset for r in result.records] == kept
+    assert_streamed_same(result, w.path, now_ms=NOW, first_dirty_offset=0)
+    assert_streamed_same(
+        compact(w.path, now_ms=NOW, first_dirty_offset=0, null_keys="keep"),
+        w.path,
+        now_ms=NOW,
+        first_dirty_offset=0,
+        null_keys="keep",
+    )
 
 
 # --- dirty ratio on a generated log dir with a cleaner-offset-checkpoint --------------------
@@ -781,6 +822,7 @@ def test_small_groups(generated):
 def test_generated_partitions_match_model_of_written_records(generated):
     """The generated orders topic: transactions, open tail, null keys, codecs."""
     result = compact(generated / "orders-0", now_ms=NOW)
+    assert_streamed_same(result, generated / "orders-0", now_ms=NOW)
     plan = result.plan
     dumped = subprocess.run(
         [sys.executable, "-m", "kafka_format", "dump", "--jsonl", str(generated / "orders-0")],
@@ -810,6 +852,8 @@ def test_damaged_log_raises(tmp_path):
     log.write_bytes(bytes(data))
     with pytest.raises(KafkaFormatError):
         compact(w.path, now_ms=0)
+    with pytest.raises(KafkaFormatError):
+        compact_stream(w.path, now_ms=0)
 
 
 # --- the command line -----------------------------------------------------------------------

@@ -352,6 +352,8 @@ def test_indexes_are_where_the_broker_puts_them(generated):
 
 def test_segments_roll_where_the_next_append_would_not_fit(generated):
     root, _ = generated
+    cleaner = (root / "cleaner-offset-checkpoint").read_text().split()[2:]
+    cleaned = {(f"{t}-{p}", int(o)) for t, p, o in zip(*[iter(cleaner)] * 3, strict=True)}
     for part in partition_dirs(root):
         segs = segments(part)
         for (base, log), (next_base, next_log) in itertools.pairwise(segs):
@@ -360,7 +362,11 @@ def test_segments_roll_where_the_next_append_would_not_fit(generated):
             first = frames(next_log)[0]
             # v2 batches and v0/v1 wrappers are whole appends; a run of uncompressed legacy
             # messages is one append too, so the first message alone proves nothing there.
-            if first.magic == 2 or first.codec:
+            # The segment at the cleaner checkpoint was active when the cleaner ran: the
+            # copied part ends there, whatever its size.
+            if (part.name, next_base) in cleaned:
+                assert next_base == first.base_offset
+            elif first.magic == 2 or first.codec:
                 assert size + first.size > SEGMENT_BYTES, next_log
             # the new segment starts at the append's first offset
             if first.magic == 2:
@@ -465,6 +471,24 @@ def test_log_dir_checkpoints(generated):
     assert cleaner[:2] == ["0", "1"] and cleaner[2].startswith("users 0 ")
     for part in partition_dirs(root):
         assert (part / "partition.metadata").read_text().startswith("version: 0\ntopic_id: ")
+
+
+@pytest.mark.parametrize("records", [200, 900])
+def test_cleaner_checkpoint_is_a_segment_base_below_the_active_one(tmp_path, records):
+    """The cleaner checkpoints the first uncleanable offset, a segment's base offset and at
+    most the active segment's (LogCleanerManager.cleanableOffsets, LogToClean's
+    firstUncleanableOffset): never an offset inside the active segment."""
+    root = tmp_path / "logs"
+    generate_log_dir(root, seed=11, topics=["users"], records=records, segment_bytes=8192)
+    lines = (root / "cleaner-offset-checkpoint").read_text().splitlines()
+    assert int(lines[1]) == len(lines) - 2 > 0
+    for line in lines[2:]:
+        topic, partition, offset = line.split()
+        bases = [b for b, _ in segments(root / f"{topic}-{partition}")]
+        assert int(offset) in bases, line
+        assert int(offset) <= bases[-1], line
+        # and the cleaned part below it holds data: the checkpoint is not the log start
+        assert int(offset) > bases[0], line
 
 
 # --- the CLI on it --------------------------------------------------------------------------
