@@ -75,7 +75,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from ..runtime.errors import KafkaFormatError
 from ..runtime.files.storage import Storage
 from ._discovery import PartitionFiles, find, storage_of
-from ._fs import locate
+from ._fs import has_glob, locate
 from ._options import PerPartition
 from ._planning import INT64_MAX, KafkaLogSplit, Planner
 from ._reading import Counters, Output, read_split
@@ -125,8 +125,19 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _partitions(self) -> dict[TopicPartition, PartitionFiles]:
         # The batch source's path, storage and directory rules, listed again each time.
         ref, fs, path = locate(self.options.base.path)
-        self.storage = storage_of(ref, fs)
-        return keyed(find(self.storage, path).partitions)
+        self.storage = storage = storage_of(ref, fs)
+        try:
+            return keyed(find(storage, path).partitions)
+        except KafkaFormatError:
+            # A log dir with no partition yet (or a glob none matches yet, in a directory
+            # that exists) is a stream with nothing to read so far, as a topic that has no
+            # records; a path that does not exist stays an error.
+            prefix = path.split("*")[0].split("?")[0].split("[")[0] if has_glob(path) else path
+            where = storage.parent(prefix) if has_glob(path) else prefix
+            entry = storage.info(where) if where else None
+            if entry is None or not entry.is_dir:
+                raise
+            return {}
 
     def initialOffset(self) -> dict:
         found = self._partitions()
@@ -197,21 +208,26 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 report_data_loss("the partition is gone", fail, tp)
                 continue
             earliest = _earliest(pf)
+            here = str(pf.log.path)
             begin = starts.get(tp)
             if begin is None:  # a partition that appeared: from its earliest offset
                 if earliest != 0:
                     report_data_loss(
-                        f"the new partition starts at offset {earliest} instead of 0", fail, tp
+                        f"the new partition starts at offset {earliest} instead of 0",
+                        fail,
+                        tp,
+                        here,
                     )
                 begin = earliest
             if stop < begin:
-                report_data_loss(f"the log end moved back from {begin} to {stop}", fail, tp)
+                report_data_loss(f"the log end moved back from {begin} to {stop}", fail, tp, here)
                 continue
             if begin < earliest and begin < stop:
                 report_data_loss(
                     f"cannot read offset {begin}: the log now starts at offset {earliest}",
                     fail,
                     tp,
+                    here,
                 )
             if begin < stop:
                 ranges[tp] = (begin, stop)

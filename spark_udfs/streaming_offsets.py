@@ -386,12 +386,15 @@ def rate_limit(starts: Offsets, ends: Offsets, limit: int) -> Offsets:
     return result
 
 
-def report_data_loss(message: str, fail: bool, tp: TopicPartition | None = None) -> None:
-    """Spark's Kafka source's ``reportDataLoss``: fail, or log a warning and go on."""
-    where = "" if tp is None else f"{tp[0]}-{tp[1]}: "
+def report_data_loss(
+    message: str, fail: bool, tp: TopicPartition, directory: str | None = None
+) -> None:
+    """Spark's Kafka source's ``reportDataLoss``: fail, or log a warning and go on. The error
+    names the partition directory when it still exists, else the partition."""
+    where = directory if directory is not None else f"{tp[0]}-{tp[1]}"
     if fail:
-        raise DataLossError(f"{where}{message}. {_INSTRUCTION}")
-    LOG.warning("kafka_log stream: %s%s; going on (failOnDataLoss=false)", where, message)
+        raise DataLossError(f"{message}. {_INSTRUCTION}", file=where)
+    LOG.warning("kafka_log stream: %s: %s; going on (failOnDataLoss=false)", where, message)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from pyspark.errors import StreamingQueryException  # noqa: E402
 
+from kafka_format.runtime.errors import KafkaFormatError  # noqa: E402
 from kafka_format.runtime.format.codecs import Codec  # noqa: E402
 from kafka_format.runtime.write.writer import Message, PartitionWriter, Producer  # noqa: E402
 from kafka_format.spark_udfs import register  # noqa: E402
@@ -424,3 +425,51 @@ def test_a_deleted_partition_is_data_loss(tmp_path):
         r.partitions({"t": {"0": 0, "1": 4}}, {"t": {"0": 1}})
     lenient = reader(tmp_path, failOnDataLoss="false")
     assert read_all(lenient, {"t": {"0": 0, "1": 4}}, {"t": {"0": 1}}) == [b"v"]
+
+
+def test_a_log_dir_with_no_partition_yet_is_an_empty_stream(tmp_path):
+    r = reader(tmp_path)
+    start = r.initialOffset()
+    assert start == {}
+    assert r.latestOffset(start, None) == {}
+    w = writer(tmp_path, "late", 3)
+    w.append([Message(b"k", b"first")])
+    w.close()
+    end = r.latestOffset(start, None)
+    assert end == {"late": {"3": 1}}
+    assert read_all(r, start, end) == [b"first"]
+    with pytest.raises(KafkaFormatError, match="no such file or directory"):
+        reader(tmp_path / "typo").initialOffset()
+
+
+def _batches(log: Path) -> list[bytes]:
+    data, out, pos = log.read_bytes(), [], 0
+    while pos + 12 <= len(data):
+        length = int.from_bytes(data[pos + 8 : pos + 12], "big")
+        out.append(data[pos : pos + 12 + length])
+        pos += 12 + length
+    return out
+
+
+def test_damage_at_the_end_fails_failfast_and_is_stepped_over_otherwise(tmp_path):
+    source = writer(tmp_path / "a", "d", 0)
+    for i in range(6):
+        source.append([Message(b"k", f"v{i}".encode())])
+    source.close()
+    sixth = _batches(tmp_path / "a" / "d-0" / "00000000000000000000.log")[5]
+    w = writer(tmp_path / "b", "d", 0)
+    for i in range(5):
+        w.append([Message(b"k", f"v{i}".encode())])
+    w.close()
+    log = tmp_path / "b" / "d-0" / "00000000000000000000.log"
+    damaged_at = log.stat().st_size
+    garbage = bytearray(sixth)
+    garbage[16] = 7  # magic 7: no batch, and not a tail either (a whole batch follows)
+    log.write_bytes(log.read_bytes() + bytes(garbage) + sixth)
+    strict = reader(tmp_path / "b")
+    start = strict.initialOffset()
+    with pytest.raises(KafkaFormatError, match=rf"00000000000000000000.log @{damaged_at}"):
+        strict.latestOffset(start, None)
+    lenient = reader(tmp_path / "b", mode="DROPMALFORMED")
+    end = lenient.latestOffset(lenient.initialOffset(), None)
+    assert end == {"d": {"0": 6}}
