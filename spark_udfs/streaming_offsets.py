@@ -216,6 +216,8 @@ class _Tail:
     position: int
     next_offset: int | None = None
     open: dict[int, int] = field(default_factory=dict)
+    #: Where the last whole batch walked starts (-1: none in this segment yet).
+    last_at: int = -1
 
 
 class TailTracker:
@@ -245,9 +247,11 @@ class TailTracker:
         paths = [str(s.log) for s in segments]
         tail = self.tails.get(tp)
         if tail is not None and (
-            tail.segment not in paths or segments[paths.index(tail.segment)].size < tail.position
+            tail.segment not in paths
+            or segments[paths.index(tail.segment)].size < tail.position
+            or not self._unchanged(log, segments[paths.index(tail.segment)], tail)
         ):
-            tail = None  # the segment was deleted or truncated: walk again
+            tail = None  # the segment was deleted, truncated or rewritten: walk again
         if tail is not None and not self.committed and tail.segment != paths[-1]:
             tail = None  # only the last segment matters
         if tail is None:
@@ -255,7 +259,7 @@ class TailTracker:
         self.tails[tp] = tail
         for slot in range(paths.index(tail.segment), len(segments)):
             if paths[slot] != tail.segment:
-                tail.segment, tail.position = paths[slot], 0
+                tail.segment, tail.position, tail.last_at = paths[slot], 0, -1
             self._walk(log, segments[slot], tail)
         end = max(
             tail.next_offset if tail.next_offset is not None else -1, segments[-1].base_offset
@@ -267,6 +271,23 @@ class TailTracker:
                 return max(start, min(end, stable))
             return min(end, stable)
         return end
+
+    def _unchanged(self, log: Partition, segment: Segment, tail: _Tail) -> bool:
+        """Whether the batch the walk ended with is still there, the same: a segment can be
+        truncated (a follower's log after a leader change) and written again, or replaced by
+        the cleaner, under the same name; a walk must not go on from inside a batch."""
+        if tail.last_at < 0:
+            return True
+        source = Counted(log.source(segment))
+        try:
+            batch = header_at(source, tail.last_at)
+        finally:
+            source.close()
+        return (
+            batch is not None
+            and batch.size == tail.position - tail.last_at
+            and tail.next_offset == batch.last_offset + 1
+        )
 
     def _fresh(self, log: Partition, start: int | None) -> _Tail:
         segments = log.segments
@@ -302,7 +323,7 @@ class TailTracker:
             while position < size:
                 for header in iter_headers(source, position):
                     position = header.position + header.size
-                    tail.position = position
+                    tail.position, tail.last_at = position, header.position
                     tail.next_offset = header.last_offset + 1
                     if self.committed and header.producer_id >= 0 and header.is_transactional:
                         if header.is_control:

@@ -473,3 +473,23 @@ def test_damage_at_the_end_fails_failfast_and_is_stepped_over_otherwise(tmp_path
     lenient = reader(tmp_path / "b", mode="DROPMALFORMED")
     end = lenient.latestOffset(lenient.initialOffset(), None)
     assert end == {"d": {"0": 6}}
+
+
+def test_a_segment_rewritten_under_the_same_name_is_walked_again(tmp_path):
+    w = writer(tmp_path / "a", "r", 0)
+    for i in range(5):
+        w.append([Message(b"k", f"v{i}".encode())])
+    w.close()
+    r = reader(tmp_path / "a")
+    start = r.initialOffset()
+    assert r.latestOffset(start, None) == {"r": {"0": 5}}
+    # A follower truncated to offset 0 and fetched other batches (longer ones), same name.
+    other = writer(tmp_path / "b", "r", 0)
+    for i in range(8):
+        other.append([Message(b"key", f"another value {i}".encode())])
+    other.close()
+    name = "r-0/00000000000000000000.log"
+    (tmp_path / "a" / name).write_bytes((tmp_path / "b" / name).read_bytes())
+    end = r.latestOffset(start, None)
+    assert end == {"r": {"0": 8}}
+    assert read_all(r, start, end) == [f"another value {i}".encode() for i in range(8)]
