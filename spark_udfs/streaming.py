@@ -33,35 +33,51 @@ is read by a later trigger, once whole.
 Options: those of the batch source (:mod:`.datasource`; ``endingOffsets`` and the ending
 timestamps excepted: a stream has no end), and:
 
-==========================  ==================  ============================================
-option                      default             meaning
-==========================  ==================  ============================================
-``startingOffsets``         ``earliest``        where a new query starts: ``earliest``,
-                                                ``latest``, or JSON ``{"t":{"0":23}}`` (-2
-                                                earliest, -1 latest; partitions it omits:
-                                                earliest). A restarted query goes on from its
-                                                checkpoint. ``startingTimestamp`` and
-                                                ``startingOffsetsByTimestamp`` win over it
-                                                (no record at or after: latest)
-``kafka.isolation.level``   ``read_uncommitted`` Spark's name for ``isolationLevel``.
-                                                ``read_committed`` ends each micro-batch at
-                                                the last stable offset (before the earliest
-                                                open transaction) and drops aborted ones
-``failOnDataLoss``          ``true``            offsets to read that are gone (segments
-                                                deleted by retention under the stream, a
-                                                partition deleted, a log cut shorter) fail the
-                                                query; ``false``: a warning, and the stream
-                                                goes on from what is there
-``maxOffsetsPerTrigger``    none                at most this many offsets a micro-batch, split
-                                                over partitions in proportion to their backlog
-                                                (pyspark >= 4.2; ``availableNow`` honours it)
-==========================  ==================  ============================================
+=========================  ====================  =========================================
+option                     default               meaning
+=========================  ====================  =========================================
+``startingOffsets``        ``earliest``          where a new query starts: ``earliest``,
+                                                 ``latest``, or JSON ``{"t":{"0":23}}``
+                                                 (-2 earliest, -1 latest; partitions it
+                                                 omits: earliest). A restarted query goes
+                                                 on from its checkpoint.
+                                                 ``startingTimestamp`` and
+                                                 ``startingOffsetsByTimestamp`` win over
+                                                 it (no record at or after: latest)
+``kafka.isolation.level``  ``read_uncommitted``  Spark's name for ``isolationLevel``;
+                                                 ``read_committed`` ends each micro-batch
+                                                 at the last stable offset (before the
+                                                 earliest open transaction) and drops
+                                                 aborted ones
+``failOnDataLoss``         ``true``              offsets to read that are gone (segments
+                                                 deleted by retention under the stream, a
+                                                 partition deleted, a log cut shorter)
+                                                 fail the query; ``false``: a warning, and
+                                                 the stream goes on from what is there
+``maxOffsetsPerTrigger``   none                  at most this many offsets a micro-batch,
+                                                 split over partitions in proportion to
+                                                 their backlog (pyspark >= 4.2, which lets
+                                                 Python sources limit what they read;
+                                                 ``availableNow`` honours it)
+=========================  ====================  =========================================
 
 Damaged batches follow ``mode`` as in a batch read; under ``FAILFAST`` a frame that is no
 batch at the end of a partition fails the query when a trigger finds it. Both triggers work:
 ``processingTime`` (and the default, as fast as possible) and ``availableNow`` (everything
 there when the query starts, then stop). Continuous processing is not supported (Python
 sources have none).
+
+Exactly once: offsets go to the checkpoint before a micro-batch runs, and a micro-batch is
+planned from its offsets alone (the same offsets give the same rows: the log only grows, and
+under ``read_committed`` every transaction below a micro-batch's end had its marker when the
+end was chosen), so with a sink that is itself exactly-once (files, Delta, ``foreachBatch``
+keyed on the batch id) a restarted query writes nothing twice and loses nothing.
+
+Limits: the walk that finds each partition's end is remembered in the driver's Python process
+between triggers (a restart walks the active segment once again, and under read_committed
+every segment from the one holding the query's offset); a transaction opened before that
+segment and still open is not seen. ``maxOffsetsPerTrigger`` needs pyspark 4.2 or later
+(pyspark 4.1's Python sources cannot limit a micro-batch: the option is then ignored).
 """
 
 from __future__ import annotations
