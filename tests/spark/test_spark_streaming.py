@@ -97,7 +97,7 @@ def end_offsets(query) -> dict:
     return json.loads(offsets) if isinstance(offsets, str) else offsets
 
 
-def wait_for(predicate, timeout: float = 60.0) -> None:
+def wait_for(predicate, timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
