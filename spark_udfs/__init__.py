@@ -6,8 +6,9 @@
     spark.read.format("kafka_log").load("/var/lib/kafka/data").show()
     spark.sql("SELECT explode(kafka_records(content)) FROM binaryFile.`/captures/*.bin`")
 
-See :mod:`.datasource` for the source's options, :mod:`.functions` for the functions over
-record sets (also importable from here for the DataFrame API:
+``spark.readStream.format("kafka_log")`` reads a log directory that grows as a stream (see
+:mod:`.streaming`). See :mod:`.datasource` for the source's options, :mod:`.functions` for the
+functions over record sets (also importable from here for the DataFrame API:
 ``df.select(kafka_records("content"))``) and :mod:`.internal` for the decoders of Kafka's
 internal topics (``kafka_offsets_key``, ``kafka_offsets_value``, ``kafka_txn_log``,
 ``kafka_cluster_metadata``).

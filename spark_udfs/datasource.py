@@ -139,6 +139,8 @@ from ..runtime.read.columnar_reference import arrow_schema
 from ._options import KafkaLogOptions, OptionError, parse_options
 from ._planning import KafkaLogSplit, plan
 from ._reading import Counters, Output, read_split
+from .streaming import KafkaLogStreamReader
+from .streaming_offsets import parse_stream_options, schema_options
 
 NAME = "kafka_log"
 
@@ -169,13 +171,22 @@ class KafkaLogDataSource(DataSource):
         return NAME
 
     def schema(self) -> StructType:
-        return kafka_schema(parse_options(self.options).include_headers)
+        return kafka_schema(parse_options(schema_options(self.options)).include_headers)
 
     def reader(self, schema: StructType) -> KafkaLogReader:
         options = parse_options(self.options)
         return KafkaLogReader(
             options,
             output_for(schema, options),
+            Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
+        )
+
+    def streamReader(self, schema: StructType) -> KafkaLogStreamReader:
+        """``spark.readStream.format("kafka_log")``: see :mod:`.streaming`."""
+        options = parse_stream_options(self.options)
+        return KafkaLogStreamReader(
+            options,
+            output_for(schema, options.base),
             Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
         )
 

@@ -1,0 +1,435 @@
+"""Offsets of the ``kafka_log`` streaming source: options, the offsets JSON, where each
+partition ends now, data loss, and the rate limit.
+
+An offset of the source is Spark's Kafka source's: ``{"topic": {"partition": next offset}}``
+(JSON, partitions as strings, topics and partitions sorted so that the same offsets are the
+same string: Spark compares offsets as their JSON to decide whether there is new data).
+
+Where a partition ends (:class:`TailTracker`) is found by walking batch headers with the
+runtime's walker (``_scan.iter_headers`` over ``format.framing``), remembered between calls
+per partition as (segment, byte position after the last whole batch, its next offset, open
+transactions), so that a trigger reads only what was appended since the last one:
+
+* ``read_uncommitted``: the last whole batch's last offset + 1 in the last segment (from its
+  ``.index``'s last entry, checked against the log, the first time), or that segment's base
+  offset while it holds no batch yet (a segment just rolled). A batch still being written at
+  the end of the file is a truncated tail (``framing.judge``), not yet readable: the end stops
+  before it, as a broker's log end offset does.
+* ``read_committed``: the same walk over every segment from the one holding the stream's
+  start, keeping each producer's open transaction (first offset, until its COMMIT/ABORT
+  marker); the end is the last stable offset, the first offset of the earliest transaction
+  still open (``UnifiedLog.firstUnstableOffset``), when that is lower. A transaction opened
+  before the segment holding the stream's starting offset and still open is not seen.
+
+Damage in the walk (a frame that is no batch and is not a tail) fails the query under
+``FAILFAST`` (one line: file, position, cause); otherwise the walk goes on at the next whole
+batch (``framing.resync``), and the tasks report the damaged batch as the mode says.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from ..runtime.errors import KafkaFormatError
+from ..runtime.format.batches import read_header
+from ..runtime.format.framing import Damage, Frame, judge, resync
+from ..runtime.log.partition import Partition, Segment
+from ._discovery import PartitionFiles
+from ._options import (
+    EARLIEST,
+    OPTION_NAMES,
+    KafkaLogOptions,
+    OptionError,
+    PerPartition,
+    _offsets,
+    parse_options,
+)
+from ._planning import KafkaLogSplit
+from ._scan import Counted, header_at, iter_headers
+
+LOG = logging.getLogger("kafka_format.spark_udfs")
+
+TopicPartition = tuple[str, int]
+Offsets = dict[TopicPartition, int]
+
+#: Options only a stream takes (Spark's Kafka source's names).
+STREAM_OPTION_NAMES = ("failOnDataLoss", "maxOffsetsPerTrigger", "kafka.isolation.level")
+#: Options a stream refuses, as Spark's Kafka source does ("ending offset not valid in
+#: streaming queries", ``KafkaSourceProvider.validateStreamOptions``).
+_NO_END = ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
+#: Bytes looked at, past the last whole batch of a ranged (not memory-mapped) file, to tell a
+#: batch still being written from damage.
+JUDGE_BYTES = 16 * 1024 * 1024
+
+_INSTRUCTION = (
+    "Some data may have been lost because they are not available in the log any more; either "
+    "the data was aged out by retention or the partition was deleted before all its data was "
+    "processed. If you don't want your streaming query to fail on such cases, set the source "
+    'option "failOnDataLoss" to "false".'
+)
+
+
+class DataLossError(KafkaFormatError):
+    """Offsets a stream was to read are gone (``failOnDataLoss``, as Spark's Kafka source)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOptions:
+    """The checked options of one stream: the batch source's, and the stream's own."""
+
+    base: KafkaLogOptions
+    #: ``startingOffsets``: -2 earliest, -1 latest, or an offset, per partition.
+    starting: PerPartition = field(default_factory=PerPartition)
+    fail_on_data_loss: bool = True
+    max_offsets_per_trigger: int | None = None
+
+
+def _split(raw: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(options for the batch parser, the stream's own options keyed by canonical name)."""
+    own = {name.lower(): name for name in (*STREAM_OPTION_NAMES, "startingOffsets")}
+    batch: dict[str, str] = {}
+    stream: dict[str, str] = {}
+    for key, value in raw.items():
+        name = own.get(str(key).lower())
+        if name is None:
+            batch[key] = value
+        else:
+            stream[name] = "" if value is None else str(value)
+    return batch, stream
+
+
+def schema_options(raw: Mapping[str, str]) -> dict[str, str]:
+    """The options that shape the schema, without the stream's own (``DataSource.schema`` is
+    called for batch reads and streams alike)."""
+    return _split(raw)[0]
+
+
+def parse_stream_options(raw: Mapping[str, str]) -> StreamOptions:
+    """Check a stream's options; raises :class:`OptionError`."""
+    batch, stream = _split(raw)
+    lowered = {str(k).lower(): k for k in batch}
+    for name in _NO_END:
+        if name.lower() in lowered:
+            raise OptionError(
+                f"option {lowered[name.lower()]} is not valid in a streaming read (a stream has "
+                "no end; Spark's Kafka source refuses it too)"
+            )
+    alias = stream.get("kafka.isolation.level")
+    if alias is not None:
+        given = lowered.get("isolationlevel")
+        if given is not None and batch[given].strip().lower() != alias.strip().lower():
+            raise OptionError(
+                f"options isolationLevel ({batch[given]!r}) and kafka.isolation.level "
+                f"({alias!r}) disagree"
+            )
+        batch[given or "isolationLevel"] = alias
+    try:
+        base = parse_options(batch)
+    except OptionError as exc:
+        if str(exc).startswith("unknown option"):
+            raise OptionError(
+                f"{exc}; in a stream also: startingOffsets (latest allowed), "
+                + ", ".join(STREAM_OPTION_NAMES)
+            ) from None
+        raise
+    starting = _offsets(stream, "startingOffsets", refuse=EARLIEST - 1)
+    return StreamOptions(
+        base=base,
+        starting=starting,
+        fail_on_data_loss=_bool(stream, "failOnDataLoss", True),
+        max_offsets_per_trigger=_positive(stream, "maxOffsetsPerTrigger"),
+    )
+
+
+def _bool(given: dict[str, str], name: str, default: bool) -> bool:
+    value = given.get(name, str(default)).strip().lower()
+    if value not in ("true", "false"):
+        raise OptionError(f"option {name} must be true or false, not {given[name]!r}")
+    return value == "true"
+
+
+def _positive(given: dict[str, str], name: str) -> int | None:
+    if name not in given:
+        return None
+    text = given[name].strip()
+    if not text.isdigit() or int(text) < 1:
+        raise OptionError(f"option {name} must be a positive number of offsets, not {text!r}")
+    return int(text)
+
+
+# --- the offsets JSON ---------------------------------------------------------------------
+
+
+def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+    """Spark's Kafka source's offsets form, sorted (the same offsets, the same string)."""
+    result: dict[str, dict[str, int]] = {}
+    for topic, partition in sorted(offsets):
+        result.setdefault(topic, {})[str(partition)] = int(offsets[(topic, partition)])
+    return result
+
+
+def from_json(value: object) -> Offsets:
+    """Offsets from their JSON form (a checkpoint's, or what Spark hands back)."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise KafkaFormatError(f"not offsets of the kafka_log source: {value!r}")
+    result: Offsets = {}
+    for topic, partitions in value.items():
+        if not isinstance(partitions, dict):
+            raise KafkaFormatError(f"not offsets of the kafka_log source: {value!r}")
+        for partition, offset in partitions.items():
+            if not str(partition).lstrip("-").isdigit() or not isinstance(offset, int):
+                raise KafkaFormatError(f"not offsets of the kafka_log source: {value!r}")
+            result[(str(topic), int(partition))] = offset
+    return result
+
+
+def keyed(partitions: Iterable[PartitionFiles]) -> dict[TopicPartition, PartitionFiles]:
+    """Partitions by (topic, partition); a stream needs ``topic-N`` directories."""
+    result: dict[TopicPartition, PartitionFiles] = {}
+    for pf in partitions:
+        if pf.topic is None or pf.partition is None:
+            name = pf.segments[0].log if pf.segments else "?"
+            raise OptionError(
+                f"a streaming read needs partition directories (topic-N), and {name} is not in "
+                "one: its offsets could not be named"
+            )
+        if pf.log is not None and pf.log.segments:
+            result[(pf.topic, pf.partition)] = pf
+    return result
+
+
+# --- where partitions end -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Tail:
+    """How far a partition was walked: the segment, the byte position after its last whole
+    batch, the next offset after that batch (None before one), transactions still open."""
+
+    segment: str
+    position: int
+    next_offset: int | None = None
+    open: dict[int, int] = field(default_factory=dict)
+    #: Where the last whole batch walked starts (-1: none in this segment yet).
+    last_at: int = -1
+
+
+class TailTracker:
+    """Each partition's end as a stream may read it (see the module docstring)."""
+
+    def __init__(self, options: KafkaLogOptions) -> None:
+        self.options = options
+        self.committed = options.isolation == "read_committed"
+        self.tails: dict[TopicPartition, _Tail] = {}
+        self._warned: set[tuple[str, int]] = set()
+
+    def ends(
+        self,
+        partitions: Mapping[TopicPartition, PartitionFiles],
+        starts: Mapping[TopicPartition, int],
+    ) -> Offsets:
+        result: Offsets = {}
+        for tp, pf in partitions.items():
+            assert pf.log is not None
+            result[tp] = self._end(tp, pf.log, starts.get(tp))
+        for tp in set(self.tails) - set(partitions):
+            del self.tails[tp]
+        return result
+
+    def _end(self, tp: TopicPartition, log: Partition, start: int | None) -> int:
+        segments = log.segments
+        paths = [str(s.log) for s in segments]
+        tail = self.tails.get(tp)
+        if tail is not None and (
+            tail.segment not in paths
+            or segments[paths.index(tail.segment)].size < tail.position
+            or not self._unchanged(log, segments[paths.index(tail.segment)], tail)
+        ):
+            tail = None  # the segment was deleted, truncated or rewritten: walk again
+        if tail is not None and not self.committed and tail.segment != paths[-1]:
+            tail = None  # only the last segment matters
+        if tail is None:
+            tail = self._fresh(log, start)
+        self.tails[tp] = tail
+        for slot in range(paths.index(tail.segment), len(segments)):
+            if paths[slot] != tail.segment:
+                tail.segment, tail.position, tail.last_at = paths[slot], 0, -1
+            self._walk(log, segments[slot], tail)
+        end = max(
+            tail.next_offset if tail.next_offset is not None else -1, segments[-1].base_offset
+        )
+        if self.committed and tail.open:
+            stable = min(tail.open.values())
+            if start is not None and start <= end:
+                # Never behind the start for a transaction opened before it and still open.
+                return max(start, min(end, stable))
+            return min(end, stable)
+        return end
+
+    def _unchanged(self, log: Partition, segment: Segment, tail: _Tail) -> bool:
+        """Whether the batch the walk ended with is still there, the same: a segment can be
+        truncated (a follower's log after a leader change) and written again, or replaced by
+        the cleaner, under the same name; a walk must not go on from inside a batch."""
+        if tail.last_at < 0:
+            return True
+        source = Counted(log.source(segment))
+        try:
+            batch = header_at(source, tail.last_at)
+        finally:
+            source.close()
+        return (
+            batch is not None
+            and batch.size == tail.position - tail.last_at
+            and tail.next_offset == batch.last_offset + 1
+        )
+
+    def _fresh(self, log: Partition, start: int | None) -> _Tail:
+        segments = log.segments
+        if self.committed:
+            slot = log.segment_for_offset(start) if start is not None else None
+            return _Tail(str(segments[slot or 0].log), 0)
+        segment = segments[-1]
+        return _Tail(str(segment.log), self._last_entry(log, segment))
+
+    def _last_entry(self, log: Partition, segment: Segment) -> int:
+        """The last ``.index`` entry's position when the batch there is the one it names."""
+        index = log.offset_index(segment)
+        if index is None:
+            return 0
+        with index:
+            if not len(index):
+                return 0
+            entry = index.last_entry()
+        source = Counted(log.source(segment))
+        try:
+            batch = header_at(source, entry.position)
+        finally:
+            source.close()
+        if batch is None or batch.last_offset > entry.offset:
+            return 0
+        return entry.position if batch.base_offset >= segment.base_offset else 0
+
+    def _walk(self, log: Partition, segment: Segment, tail: _Tail) -> None:
+        source = Counted(log.source(segment))
+        try:
+            size = source.size()
+            position = tail.position
+            while position < size:
+                for header in iter_headers(source, position):
+                    position = header.position + header.size
+                    tail.position, tail.last_at = position, header.position
+                    tail.next_offset = header.last_offset + 1
+                    if self.committed and header.producer_id >= 0 and header.is_transactional:
+                        if header.is_control:
+                            tail.open.pop(header.producer_id, None)
+                        else:
+                            tail.open.setdefault(header.producer_id, header.base_offset)
+                if position >= size:
+                    break
+                resume = self._stopped(source, position, size)
+                if resume is None:
+                    break
+                position = tail.position = resume
+        finally:
+            source.close()
+
+    def _stopped(self, source: Counted, position: int, size: int) -> int | None:
+        """Where the walk goes on after it stopped at ``position``: None at a batch still
+        being written (or damage with nothing whole after it); raises on damage in
+        FAILFAST."""
+        n = size - position if source.mapped else min(size - position, JUDGE_BYTES)
+        data = source.read(position, n)
+        verdict = judge(data, 0, len(data), source.name)
+        if isinstance(verdict, Damage):
+            error = verdict.error(source.name, shift=position)
+            resume = error.resume
+        elif isinstance(verdict, Frame):  # whole, but its header does not read
+            try:
+                read_header(verdict, file=source.name)
+                return None
+            except KafkaFormatError as exc:
+                error = exc.located(file=source.name, position=position)
+                error.position = position
+            found = resync(data, 1, len(data))
+            resume = None if found is None else position + found
+        else:
+            return None  # a truncated tail: a batch still being written
+        if self.options.mode == "FAILFAST":
+            raise error
+        if (source.name, position) not in self._warned:
+            self._warned.add((source.name, position))
+            LOG.warning("kafka_log stream: %s", error)
+        return resume
+
+
+def clamp(split: KafkaLogSplit, tail: _Tail | None, source: Counted) -> KafkaLogSplit:
+    """A split that reads a segment to its end, cut after its last whole batch: a batch being
+    written when the read was planned is not part of it, and may be whole (and then look cut
+    short) by the time the task reads."""
+    position = split.start
+    if tail is not None and tail.segment == split.path and split.start <= tail.position:
+        position = min(tail.position, split.end)  # batches before it are known whole
+    for header in iter_headers(source, position, split.end):
+        position = header.position + header.size
+    if position >= split.end:
+        return split
+    data = source.read(position, min(split.end - position, JUDGE_BYTES))
+    if isinstance(judge(data, 0, len(data), source.name), Damage | Frame):
+        return split  # damage: the task reports it as its mode says
+    return replace(split, end=position)
+
+
+# --- Spark's rules --------------------------------------------------------------------------
+
+
+def rate_limit(starts: Offsets, ends: Offsets, limit: int) -> Offsets:
+    """At most ``limit`` offsets over all partitions, split in proportion to what each has
+    to read, as Spark's Kafka source does (``KafkaMicroBatchStream.rateLimit``, apache/spark):
+    a share below one offset is rounded up, others down."""
+    sizes = {tp: end - starts[tp] for tp, end in ends.items() if end - starts[tp] > 0}
+    total = sum(sizes.values())
+    if total < 1:
+        return dict(ends)
+    result: Offsets = {}
+    for tp, end in ends.items():
+        size = sizes.get(tp)
+        if size is None:
+            result[tp] = end
+            continue
+        share = limit * (size / total)
+        result[tp] = min(end, starts[tp] + (math.ceil(share) if share < 1 else math.floor(share)))
+    return result
+
+
+def report_data_loss(
+    message: str, fail: bool, tp: TopicPartition, directory: str | None = None
+) -> None:
+    """Spark's Kafka source's ``reportDataLoss``: fail, or log a warning and go on. The error
+    names the partition directory when it still exists, else the partition."""
+    where = directory if directory is not None else f"{tp[0]}-{tp[1]}"
+    if fail:
+        raise DataLossError(f"{message}. {_INSTRUCTION}", file=where)
+    LOG.warning("kafka_log stream: %s: %s; going on (failOnDataLoss=false)", where, message)
+
+
+__all__ = [
+    "OPTION_NAMES",
+    "STREAM_OPTION_NAMES",
+    "DataLossError",
+    "StreamOptions",
+    "TailTracker",
+    "clamp",
+    "from_json",
+    "keyed",
+    "parse_stream_options",
+    "rate_limit",
+    "report_data_loss",
+    "schema_options",
+    "to_json",
+]
