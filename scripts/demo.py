@@ -167,7 +167,7 @@ def spark_demo() -> None:
         if kafka.bytes_read is not None:
             print(f"log bytes read by the kafka_log tasks: {kafka.bytes_read.value}")
 
-        step("8. Spark streaming: readStream over a log that grows, restarted from its checkpoint")
+        step("9. Spark streaming: readStream over a log that grows, restarted from its checkpoint")
         stream_demo(spark)
     finally:
         spark.stop()
