@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
+from ._workers import WorkerPython, WorkerPythonError, ensure_workers
 from .compaction import compact as compact_log
 from .compaction import register_compaction
 from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
@@ -59,15 +60,29 @@ class Registration:
     functions: dict[str, Any] = field(default_factory=dict)
     bytes_read: Any = None
     corrupt_batches: Any = None
+    #: The interpreter Spark's Python runs, as :func:`register` checked it (None unchecked).
+    workers: WorkerPython | None = None
 
 
-def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Registration:
+def register(
+    spark,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
+    check_workers: bool = True,
+) -> Registration:
     """Register the ``kafka_log`` data source and every SQL function in ``spark``.
 
     ``max_decompressed_bytes`` bounds one batch's decompressed size in the SQL functions (the
     data source has its own option, ``maxDecompressedBytes``). Registering again replaces
     both: reads then count in the new registration's accumulators.
+
+    First (unless ``check_workers=False``) it checks that the Python Spark starts for the
+    source and the functions can import kafka_format (:mod:`._workers`): in a local session
+    whose workers would run a ``python3`` without it (a venv not activated) it points them at
+    this interpreter; elsewhere it raises :class:`WorkerPythonError`, one line naming
+    ``PYSPARK_PYTHON`` / ``spark.pyspark.python``, instead of a worker traceback per query.
     """
+    workers = ensure_workers(spark) if check_workers else None
     bytes_read = corrupt = None
     try:
         context = spark.sparkContext
@@ -93,7 +108,7 @@ def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Regis
     functions.update(make_internal_functions())
     for name, udf in functions.items():
         spark.udf.register(name, udf)
-    return Registration(source, functions, bytes_read, corrupt)
+    return Registration(source, functions, bytes_read, corrupt, workers)
 
 
 def local_session(
@@ -124,6 +139,8 @@ __all__ = [
     "NAME",
     "KafkaLogDataSource",
     "Registration",
+    "WorkerPython",
+    "WorkerPythonError",
     "compact_log",
     "kafka_batches",
     "kafka_decompress",
