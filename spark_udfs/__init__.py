@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
+from ._connect import remote_session
 from ._workers import WorkerPython, WorkerPythonError, ensure_workers
 from .compaction import compact as compact_log
 from .compaction import register_compaction
@@ -43,6 +44,7 @@ from .functions import (
     try_kafka_records,
 )
 from .internal import make_functions as make_internal_functions
+from .metrics import KafkaLogMetricsDataSource, ReadMetrics, read_metrics
 from .stats import log_stats, record_stats
 
 
@@ -51,9 +53,10 @@ class Registration:
     """What :func:`register` set up in a session.
 
     ``bytes_read`` and ``corrupt_batches`` are Spark accumulators (None on Spark Connect,
-    which has none): the log bytes ``kafka_log`` tasks fetched, and the damaged batches they
-    met, summed over every read through this registration. As for any accumulator updated
-    in tasks, a retried task counts twice.
+    which has none: use :func:`read_metrics` / the ``kafka_log_metrics`` source there): the
+    log bytes ``kafka_log`` tasks fetched, and the damaged batches they met, summed over
+    every read through this registration. As for any accumulator updated in tasks, a retried
+    task counts twice.
     """
 
     data_source: type[KafkaLogDataSource]
@@ -104,6 +107,7 @@ def register(
         },
     )
     spark.dataSource.register(source)
+    spark.dataSource.register(KafkaLogMetricsDataSource)
     functions = make_functions(max_decompressed_bytes)
     functions.update(make_internal_functions())
     for name, udf in functions.items():
@@ -138,6 +142,7 @@ __all__ = [
     "KAFKA_SCHEMA_DDL",
     "NAME",
     "KafkaLogDataSource",
+    "ReadMetrics",
     "Registration",
     "WorkerPython",
     "WorkerPythonError",
@@ -149,9 +154,11 @@ __all__ = [
     "kafka_schema",
     "local_session",
     "log_stats",
+    "read_metrics",
     "record_stats",
     "register",
     "register_compaction",
+    "remote_session",
     "try_kafka_decompress",
     "try_kafka_records",
 ]
