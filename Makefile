@@ -13,7 +13,7 @@ setup: $(VENV)/.installed $(NPM_DIR)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,spark]'
+	$(PY) -m pip install --quiet -e '.[dev,spark,connect]'
 	touch $@
 
 $(NPM_DIR)/.installed: scripts/package.json scripts/package-lock.json

@@ -6,6 +6,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --no-spark      # without the Spark comparison (bench/spark.py)
     .venv/bin/python bench/run.py --quick --out /tmp/r.md   # seconds; a smoke run
     .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
+    .venv/bin/python bench/run.py --only parquet  # kafka_log against Spark's Parquet reader
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -31,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import inputs  # noqa: E402
+import parquet  # noqa: E402
 import readers  # noqa: E402
 import spark  # noqa: E402
 
@@ -538,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl"],
+        choices=["dump-jsonl", "parquet"],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -563,6 +565,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             old = args.out.read_text() if args.out.exists() else ""
             args.out.write_text(splice_section(old, DUMP_JSONL_HEADING, section))
+            log(f"written to {args.out}")
+        return 0
+    if args.only == "parquet":
+        section = parquet.render(
+            parquet.run(Path(tempfile.gettempdir()), quick=args.quick), machine
+        )
+        print(section)
+        if args.out:
+            old = args.out.read_text() if args.out.exists() else ""
+            args.out.write_text(splice_section(old, parquet.HEADING, section))
             log(f"written to {args.out}")
         return 0
     log("verify against read_table")
@@ -593,8 +605,16 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # the rest of the table still stands; the exit status says
             log(f"spark: failed: {type(exc).__name__}: {exc}")
             spark_rows = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    if args.no_spark:
+        parquet_rows: list | str = "skipped (`--no-spark`)"
+    else:
+        try:
+            parquet_rows = parquet.run(Path(tempfile.gettempdir()), quick=args.quick, log=log)
+        except Exception as exc:  # as for the Spark comparison: the rest still stands
+            parquet_rows = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     text = render(args, machine, rows, compile_result, memory, spark_rows, peers_note, verified)
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
+    text += "\n" + parquet.render(parquet_rows, machine)
     print(text)
     if args.out:
         args.out.write_text(text)

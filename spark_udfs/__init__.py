@@ -30,6 +30,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
+from ._connect import remote_session
+from ._workers import WorkerPython, WorkerPythonError, ensure_workers
 from .compaction import compact as compact_log
 from .compaction import register_compaction
 from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
@@ -43,6 +45,7 @@ from .functions import (
     try_kafka_records,
 )
 from .internal import make_functions as make_internal_functions
+from .metrics import KafkaLogMetricsDataSource, ReadMetrics, read_metrics
 from .stats import log_stats, record_stats
 
 
@@ -51,24 +54,39 @@ class Registration:
     """What :func:`register` set up in a session.
 
     ``bytes_read`` and ``corrupt_batches`` are Spark accumulators (None on Spark Connect,
-    which has none): the log bytes ``kafka_log`` tasks fetched, and the damaged batches they
-    met, summed over every read through this registration. As for any accumulator updated
-    in tasks, a retried task counts twice.
+    which has none: use :func:`read_metrics` / the ``kafka_log_metrics`` source there): the
+    log bytes ``kafka_log`` tasks fetched, and the damaged batches they met, summed over
+    every read through this registration. As for any accumulator updated in tasks, a retried
+    task counts twice.
     """
 
     data_source: type[KafkaLogDataSource]
     functions: dict[str, Any] = field(default_factory=dict)
     bytes_read: Any = None
     corrupt_batches: Any = None
+    #: The interpreter Spark's Python runs, as :func:`register` checked it (None unchecked).
+    workers: WorkerPython | None = None
 
 
-def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Registration:
+def register(
+    spark,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
+    check_workers: bool = True,
+) -> Registration:
     """Register the ``kafka_log`` data source and every SQL function in ``spark``.
 
     ``max_decompressed_bytes`` bounds one batch's decompressed size in the SQL functions (the
     data source has its own option, ``maxDecompressedBytes``). Registering again replaces
     both: reads then count in the new registration's accumulators.
+
+    First (unless ``check_workers=False``) it checks that the Python Spark starts for the
+    source and the functions can import kafka_format (:mod:`._workers`): in a local session
+    whose workers would run a ``python3`` without it (a venv not activated) it points them at
+    this interpreter; elsewhere it raises :class:`WorkerPythonError`, one line naming
+    ``PYSPARK_PYTHON`` / ``spark.pyspark.python``, instead of a worker traceback per query.
     """
+    workers = ensure_workers(spark) if check_workers else None
     bytes_read = corrupt = None
     try:
         context = spark.sparkContext
@@ -90,11 +108,12 @@ def register(spark, *, max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> Regis
         },
     )
     spark.dataSource.register(source)
+    spark.dataSource.register(KafkaLogMetricsDataSource)
     functions = make_functions(max_decompressed_bytes)
     functions.update(make_internal_functions())
     for name, udf in functions.items():
         spark.udf.register(name, udf)
-    return Registration(source, functions, bytes_read, corrupt)
+    return Registration(source, functions, bytes_read, corrupt, workers)
 
 
 def local_session(
@@ -124,7 +143,10 @@ __all__ = [
     "KAFKA_SCHEMA_DDL",
     "NAME",
     "KafkaLogDataSource",
+    "ReadMetrics",
     "Registration",
+    "WorkerPython",
+    "WorkerPythonError",
     "compact_log",
     "kafka_batches",
     "kafka_decompress",
@@ -133,9 +155,11 @@ __all__ = [
     "kafka_schema",
     "local_session",
     "log_stats",
+    "read_metrics",
     "record_stats",
     "register",
     "register_compaction",
+    "remote_session",
     "try_kafka_decompress",
     "try_kafka_records",
 ]

@@ -3,8 +3,9 @@
 A path without a scheme is local (memory-mapped); ``file://``, ``s3://``, ``gs://``,
 ``hdfs://`` (and whatever else ``pyarrow.fs.FileSystem.from_uri`` knows) go through pyarrow
 alike, with its usual configuration: credentials from the environment, options as URI query
-parameters (``s3://bucket/logs?region=eu-west-1&endpoint_override=localhost:9000``). So a
-``file://`` URI runs the very code an object store does, minus the network.
+parameters (``s3://bucket/logs?region=eu-west-1&endpoint_override=localhost:9000``); Hadoop's
+``s3a://`` and ``s3n://`` are read as ``s3://``. So a ``file://`` URI runs the very code an
+object store does, minus the network.
 
 Tasks reopen the filesystem from the same URI (a :class:`FsRef`), so only strings cross the
 wire. Reads are positional, through the runtime's reader protocol
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pyarrow.fs as pafs
 
 GLOB_CHARS = frozenset("*?[")
+HADOOP_S3_SCHEMES = ("s3a", "s3n")
 
 _cache: dict[str, pafs.FileSystem] = {}
 _cache_lock = threading.Lock()
@@ -64,6 +66,10 @@ def locate(path: str) -> tuple[FsRef, pafs.FileSystem, str]:
     if "://" not in path:
         return FsRef(None), _local(), os.path.abspath(os.path.expanduser(path))
     parts = urlsplit(path)
+    if parts.scheme.lower() in HADOOP_S3_SCHEMES:
+        # Hadoop's S3 connectors' schemes (s3a, and the retired s3n) name the same objects
+        # as s3://, which pyarrow's S3FileSystem opens.
+        parts = parts._replace(scheme="s3")
     # pyarrow cannot parse '[' in a URI, so only the part before the first glob is its URI.
     segments = parts.path.split("/")
     literal = []

@@ -25,6 +25,8 @@ DEFAULT_CORRUPT_COLUMN = "_corrupt_batch"
 
 Mode = Literal["PERMISSIVE", "DROPMALFORMED", "FAILFAST"]
 IsolationLevel = Literal["read_uncommitted", "read_committed"]
+TimestampStrategy = Literal["latest", "error"]
+STRATEGIES = ("latest", "error")
 
 #: Every option, spelled as documented; Spark lower-cases the keys it passes.
 OPTION_NAMES = (
@@ -42,8 +44,18 @@ OPTION_NAMES = (
     "verifyCrc",
     "maxDecompressedBytes",
     "maxBytesPerPartition",
+    # Spark's Kafka source's own names (KafkaSourceProvider), with its semantics:
+    "failOnDataLoss",
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsetsByTimestampStrategy",
+    "maxOffsetsPerTrigger",
 )
+#: Spark's Kafka source spells some options differently: these are the same option here.
+ALIASES = {"kafka.isolation.level": "isolationLevel"}
 _CANONICAL = {name.lower(): name for name in OPTION_NAMES}
+_CANONICAL.update(ALIASES)
 
 _SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -91,6 +103,14 @@ class KafkaLogOptions:
     verify_crc: bool = True
     max_decompressed_bytes: int = DEFAULT_MAX_BYTES
     max_bytes_per_partition: int = DEFAULT_MAX_BYTES_PER_PARTITION
+    #: Spark's failOnDataLoss: a start offset below the log start or past its end fails.
+    fail_on_data_loss: bool = True
+    topics: TopicFilter = field(default_factory=lambda: TopicFilter())
+    #: When no record is at or after a starting timestamp: "latest" reads nothing there,
+    #: "error" fails the read (Spark's default; ours is "latest", see the docstring).
+    timestamp_strategy: TimestampStrategy = "latest"
+    #: Streaming only (accepted and passed through; a batch read reads everything).
+    max_offsets_per_trigger: int | None = None
 
 
 def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
@@ -101,9 +121,12 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         if name is None:
             raise OptionError(
                 f"unknown option {key!r} for the kafka_log data source; known options: "
-                + ", ".join(OPTION_NAMES)
+                + ", ".join([*OPTION_NAMES, *ALIASES])
             )
-        given[name] = "" if value is None else str(value)
+        text = "" if value is None else str(value)
+        if name in given and given[name].strip().lower() != text.strip().lower():
+            raise OptionError(f"option {name} is given twice (as {key!r} too), with two values")
+        given[name] = text
     path = given.get("path", "").strip()
     if not path:
         raise OptionError(
@@ -128,6 +151,10 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         max_bytes_per_partition=_size(
             given, "maxBytesPerPartition", DEFAULT_MAX_BYTES_PER_PARTITION, minimum=1
         ),
+        fail_on_data_loss=_bool(given, "failOnDataLoss", True),
+        topics=topic_filter(given),
+        timestamp_strategy=_choice(given, "startingOffsetsByTimestampStrategy", STRATEGIES),
+        max_offsets_per_trigger=_max_offsets(given),
     )
 
 
@@ -248,3 +275,89 @@ def _partition_json(name: str, text: str, check) -> dict[TopicPartition, int]:
 
 def _is_int(text: str) -> bool:
     return bool(re.fullmatch(r"[+-]?\d+", text))
+
+
+# --- Spark's Kafka source: which topics and partitions ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopicFilter:
+    """``subscribe`` (topic names), ``subscribePattern`` (a regex the whole name must match,
+    as Kafka's pattern subscription matches) or ``assign`` (exact partitions); at most one,
+    as Spark's Kafka source requires (KafkaSourceProvider.validateGeneralOptions). None of
+    them: every partition the path holds."""
+
+    kind: Literal["all", "subscribe", "subscribePattern", "assign"] = "all"
+    topics: frozenset[str] = frozenset()
+    pattern: str | None = None
+    partitions: frozenset[TopicPartition] = frozenset()
+
+    def accepts(self, topic: str | None, partition: int | None) -> bool:
+        if self.kind == "all":
+            return True
+        if topic is None:
+            return False  # a file outside any partition directory belongs to no topic
+        if self.kind == "subscribe":
+            return topic in self.topics
+        if self.kind == "subscribePattern":
+            return re.fullmatch(self.pattern or "", topic) is not None
+        return (topic, partition) in self.partitions
+
+
+def topic_filter(given: Mapping[str, str]) -> TopicFilter:
+    named = [n for n in ("subscribe", "subscribePattern", "assign") if n in given]
+    if len(named) > 1:
+        raise OptionError(
+            "only one of the options assign, subscribe and subscribePattern can be given "
+            f"(as for Spark's Kafka source), not {' and '.join(named)}"
+        )
+    if not named:
+        return TopicFilter()
+    name = named[0]
+    text = given[name].strip()
+    if name == "subscribe":
+        topics = frozenset(t.strip() for t in text.split(",") if t.strip())
+        if not topics:
+            raise OptionError("option subscribe must name topics, comma-separated")
+        return TopicFilter("subscribe", topics=topics)
+    if name == "subscribePattern":
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise OptionError(
+                f"option subscribePattern: {text!r} is not a pattern: {exc}"
+            ) from None
+        if not text:
+            raise OptionError("option subscribePattern must be a regular expression")
+        return TopicFilter("subscribePattern", pattern=text)
+    return TopicFilter("assign", partitions=frozenset(_assignment(text)))
+
+
+def _assignment(text: str) -> list[TopicPartition]:
+    """Spark's ``assign`` JSON: ``{"topicA":[0,1],"topicB":[2,4]}``."""
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        parsed = None
+    wrong = OptionError(
+        f'option assign must be JSON such as {{"orders":[0,1],"users":[2]}}, not {text!r}'
+    )
+    if not isinstance(parsed, dict) or not parsed:
+        raise wrong
+    found = []
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, list) or not all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in partitions
+        ):
+            raise wrong
+        found.extend((str(topic), p) for p in partitions)
+    return found
+
+
+def _max_offsets(given: Mapping[str, str]) -> int | None:
+    if "maxOffsetsPerTrigger" not in given:
+        return None
+    text = given["maxOffsetsPerTrigger"].strip()
+    if not _is_int(text) or int(text) < 1:
+        raise OptionError(f"option maxOffsetsPerTrigger must be a positive number, not {text!r}")
+    return int(text)

@@ -49,6 +49,7 @@ from ..runtime.files.txnindex import TransactionIndex
 from ..runtime.log.partition import Partition, Segment
 from ..runtime.model import ControlType
 from ..runtime.read.sources import Skipped
+from ._dataloss import check_data_loss
 from ._discovery import PartitionFiles, SegmentFiles, find, storage_of
 from ._fs import FsRef, locate
 from ._options import EARLIEST, LATEST, KafkaLogOptions
@@ -101,8 +102,20 @@ class Planner:
     def plan(self) -> list[KafkaLogSplit]:
         found = find(self.storage, self._path)
         self.skipped = found.skipped
+        wanted = self.options.topics
+        partitions = [pf for pf in found.partitions if wanted.accepts(pf.topic, pf.partition)]
+        if wanted.kind == "assign":
+            present = {(pf.topic, pf.partition) for pf in partitions}
+            missing = sorted(wanted.partitions - present)
+            if missing:
+                # Spark's assign names partitions that must exist; here: under the path.
+                raise KafkaFormatError(
+                    "option assign names partitions the path does not hold: "
+                    + ", ".join(f"{t}-{p}" for t, p in missing),
+                    file=self.storage.display(self._path),
+                )
         splits: list[KafkaLogSplit] = []
-        for pf in found.partitions:
+        for pf in partitions:
             # Files stay open for one partition only: a log dir may hold thousands of them.
             try:
                 splits.extend(self._plan_partition(pf))
@@ -123,6 +136,9 @@ class Planner:
         start = self._start_offset(pf)
         if start == INT64_MAX:
             return []  # no record at or after the starting timestamp
+        start = check_data_loss(self.options, log, pf, start)
+        if start == INT64_MAX:
+            return []  # past the log end, failOnDataLoss=false
         end = self._end_offset(pf)
         if start is not None and end is not None and start >= end:
             return []
@@ -174,6 +190,13 @@ class Planner:
         ts = self.options.starting_timestamps.get(pf.topic, pf.partition)
         if ts is not None:
             found = self._offset_for_timestamp(pf, ts)
+            if found is None and self.options.timestamp_strategy == "error":
+                raise KafkaFormatError(
+                    f"no record at or after the starting timestamp {ts} in "
+                    f"{pf.topic}-{pf.partition} (startingOffsetsByTimestampStrategy=error; "
+                    "'latest' reads nothing from such a partition instead)",
+                    file=self.storage.display(str(pf.log.path)) if pf.log else None,
+                )
             return INT64_MAX if found is None else found
         value = self.options.starting_offsets.get(pf.topic, pf.partition)
         return None if value is None or value == EARLIEST else value

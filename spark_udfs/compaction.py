@@ -40,6 +40,7 @@ import glob
 import json
 import uuid
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ from ..runtime.log.compaction import (
     partitions_of,
 )
 from ..runtime.log.compaction import _now as _resolve_now
+from ._cluster import is_remote, run_in_task
 from .datasource import NAME
 
 __all__ = [
@@ -194,9 +196,12 @@ def compact(
         raise ValueError(f"compact needs the columns {sorted(missing)} of a kafka_log read")
     source = path or kafka_log_path(df)
     if source is None:
-        raise ValueError("cannot tell which log directory df was read from: pass path=")
+        raise ValueError(
+            "cannot tell which log directory df was read from (under Spark Connect it never "
+            "can): pass path="
+        )
     config = _config(config, delete_retention_ms)
-    facts = compaction_facts(source, now_ms=_resolve_now(now_ms), config=config)
+    facts = _facts(df.sparkSession, source, _resolve_now(now_ms), config)
     return _compact(df, df.sparkSession, source, facts, null_keys)
 
 
@@ -234,7 +239,7 @@ def register_compaction(
     """
     config = _config(config, delete_retention_ms)
     now = _resolve_now(now_ms)
-    facts = compaction_facts(path, now_ms=now, config=config)
+    facts = _facts(spark, path, now, config)
     reader = spark.read.format(NAME)
     if include_headers:
         reader = reader.option("includeHeaders", "true")
@@ -250,6 +255,14 @@ def register_compaction(
 
 
 # --- the plan in Spark ----------------------------------------------------------------------
+
+
+def _facts(spark, path: str, now_ms: int, config: CleanerConfig) -> list[CleanerFacts]:
+    """The cleaner's facts, planned on the driver, or under Spark Connect in a task (where
+    the data is: the client may not see the log)."""
+    if is_remote():
+        return run_in_task(spark, partial(compaction_facts, now_ms=now_ms, config=config), path)
+    return compaction_facts(path, now_ms=now_ms, config=config)
 
 
 def _config(config: CleanerConfig | None, delete_retention_ms: int | None) -> CleanerConfig:

@@ -65,11 +65,33 @@ option                          default               meaning
                                                       (a larger batch is damage)
 ``maxBytesPerPartition``        ``128m``              split a segment range larger than this at
                                                       batch boundaries (from ``.index``)
+``kafka.isolation.level``       (as isolationLevel)   Spark's Kafka-source name for
+                                                      ``isolationLevel``
+``failOnDataLoss``              ``true``              a ``startingOffsets`` below a partition's
+                                                      log start offset (``log-start-offset-
+                                                      checkpoint`` or first segment) or past
+                                                      its end fails the read, as in Spark;
+                                                      ``false``: start at the log start / read
+                                                      nothing past the end, and log a WARNING
+``subscribe``                   all topics            comma-separated topic names to read
+``subscribePattern``            all topics            a regex the whole topic name matches
+``assign``                      all partitions        JSON ``{"orders":[0,1],"users":[2]}``;
+                                                      a partition not under the path fails
+``startingOffsetsByTimestamp``  ``latest``            ``error``: a partition with no record at
+``Strategy``                                          or after its starting timestamp fails the
+                                                      read (Spark's default); ``latest``: it
+                                                      yields nothing
+``maxOffsetsPerTrigger``        none                  streaming reads only; accepted here
 ==============================  ====================  =========================================
 
+At most one of ``subscribe``, ``subscribePattern`` and ``assign``, as in Spark's Kafka source
+(``KafkaSourceProvider``); a file outside any ``topic-N`` directory belongs to no topic, so
+they exclude it.
+
 Sizes take a byte count or a suffix: ``512k``, ``128m``, ``1g``. A partition with no record at
-or after a starting timestamp yields nothing (Spark's source fails by default there); a
-partition with none at or after an ending timestamp is read to its end.
+or after a starting timestamp yields nothing (Spark's source fails by default there: set
+``startingOffsetsByTimestampStrategy`` to ``error`` for that); a partition with none at or after
+an ending timestamp is read to its end.
 
 Damaged batches (a CRC that does not hold, records that do not parse, a codec that fails or
 inflates past ``maxDecompressedBytes``) follow Spark's file-source modes:
@@ -123,8 +145,12 @@ CREDENTIALS, the Hadoop configuration); options go in the query string, e.g.
 ``s3://bucket/logs?region=eu-west-1&endpoint_override=minio:9000&scheme=http``. Reads are
 ranged (16 MiB per request, or one request per larger batch).
 
+``s3a://`` and ``s3n://`` (Hadoop's names) are read as ``s3://``.
+
 Executors need this package installed (``pip install kafka-format[spark]``), as they decode
-the batches in Python.
+the batches in Python, and so does the driver's Python, which plans: ``register(spark)``
+checks both (see ``docs/spark-cluster.md``). Under Spark Connect there are no accumulators:
+the ``kafka_log_metrics`` source (:mod:`.metrics`) gives a read's counts as rows.
 """
 
 from __future__ import annotations

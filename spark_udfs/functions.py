@@ -69,6 +69,7 @@ from ..runtime.model import Batch, Report
 from ..runtime.read.columnar import HEADER_TYPE, iter_arrow_batches
 from ..runtime.read.reader import iter_batches
 from ..runtime.write.partitioner import default_partitions
+from ._lazy import lazy_functions
 from .datasource import HEADERS_TYPE
 
 RECORD_FIELDS = ("offset", "timestamp", "timestampType", "key", "value", "headers")
@@ -309,8 +310,17 @@ def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
     }
 
 
-_DEFAULTS = make_functions()
-#: The functions for the DataFrame API: ``df.select(kafka_records("content"))``.
+_NAMES = (
+    "kafka_records",
+    "try_kafka_records",
+    "kafka_batches",
+    "kafka_decompress",
+    "try_kafka_decompress",
+    "kafka_partition",
+)
+#: The functions for the DataFrame API: ``df.select(kafka_records("content"))``; built on first
+#: use for the kind of session in use (classic or Connect), so importing needs no session.
+_DEFAULTS = lazy_functions(make_functions, _NAMES)
 kafka_records = _DEFAULTS["kafka_records"]
 try_kafka_records = _DEFAULTS["try_kafka_records"]
 kafka_batches = _DEFAULTS["kafka_batches"]

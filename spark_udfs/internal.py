@@ -90,6 +90,7 @@ from ..runtime.messages.internal_topics import (
     transaction_log_json,
 )
 from ..runtime.messages.kafka_message import MessageDecodeError
+from ._lazy import lazy_functions
 
 _INT, _LONG, _STRING, _BOOL = IntegerType(), LongType(), StringType(), BooleanType()
 
@@ -338,8 +339,12 @@ def make_functions() -> dict[str, Callable]:
     }
 
 
-_DEFAULTS = make_functions()
-#: The functions for the DataFrame API: ``df.select(kafka_offsets_key("key"))``.
+#: The functions for the DataFrame API: ``df.select(kafka_offsets_key("key"))``; built on first
+#: use for the kind of session in use (classic or Connect), so importing needs no session.
+_DEFAULTS = lazy_functions(
+    make_functions,
+    ("kafka_offsets_key", "kafka_offsets_value", "kafka_txn_log", "kafka_cluster_metadata"),
+)
 kafka_offsets_key = _DEFAULTS["kafka_offsets_key"]
 kafka_offsets_value = _DEFAULTS["kafka_offsets_value"]
 kafka_txn_log = _DEFAULTS["kafka_txn_log"]

@@ -42,6 +42,7 @@ from ..runtime.analysis.stats import (
     file_stats,
 )
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
+from ._cluster import is_remote, run_in_task
 from ._discovery import discover
 from ._fs import FsRef, locate
 from .compaction import kafka_log_path
@@ -168,6 +169,18 @@ def _segment_stats(strict: bool, verify_crc: bool, max_bytes: int):
     return run
 
 
+def segment_listing(path: str) -> list[tuple[str, str | None, int | None, str | None, str]]:
+    """(source, topic, partition, filesystem URI, file) of every segment under ``path``."""
+    ref, fs, local = locate(path)
+    segments = []
+    for part in discover(fs, local):
+        directory = part.segments[0].log.rsplit("/", 1)[0] if part.topic is not None else None
+        for seg in part.segments:
+            source = ref.display(directory) if directory is not None else ref.display(seg.log)
+            segments.append((source, part.topic, part.partition, ref.uri, seg.log))
+    return segments
+
+
 def segment_stats(
     spark: SparkSession,
     path: str,
@@ -176,14 +189,9 @@ def segment_stats(
     verify_crc: bool = True,
     max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
 ) -> DataFrame:
-    """One row per segment (:data:`SEGMENT_SCHEMA`), each computed by a task."""
-    ref, fs, local = locate(path)
-    segments = []
-    for part in discover(fs, local):
-        directory = part.segments[0].log.rsplit("/", 1)[0] if part.topic is not None else None
-        for seg in part.segments:
-            source = ref.display(directory) if directory is not None else ref.display(seg.log)
-            segments.append((source, part.topic, part.partition, ref.uri, seg.log))
+    """One row per segment (:data:`SEGMENT_SCHEMA`), each computed by a task. The listing
+    is made on the driver, or under Spark Connect in a task (where the data is)."""
+    segments = run_in_task(spark, segment_listing, path) if is_remote() else segment_listing(path)
     # A local relation is sliced over the default parallelism: no shuffle to spread it.
     listing = spark.createDataFrame(
         segments, "source string, topic string, partition int, fs string, file string"
@@ -220,7 +228,10 @@ def log_stats(
     if isinstance(path, DataFrame):
         found = kafka_log_path(path)
         if found is None:
-            raise ValueError("cannot tell which log the DataFrame was read from: pass the path")
+            raise ValueError(
+                "cannot tell which log the DataFrame was read from (under Spark Connect it "
+                "never can): pass the path"
+            )
         path = found
     segments = segment_stats(
         spark,
