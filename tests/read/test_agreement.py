@@ -330,10 +330,10 @@ def test_an_offset_past_int64_is_damage_on_every_path(tmp_path):
     got = read_all(tmp_path, data)
     assert_agree(got)
     (error,) = got["reference_errors"]
-    assert error.position == len(first)
+    # Named at the record that overflows (an uncompressed batch: its byte in the file).
+    assert error.position == len(first) + 61 + 8
     assert error.reason == (
-        f"offset overflow: base offset {I64_MAX - 5} + offset delta 10 exceeds 2^63-1 "
-        "(record at byte 8 of the records)"
+        f"offset overflow: base offset {I64_MAX - 5} + offset delta 10 exceeds 2^63-1"
     )
     assert [r.offset for r in got["records"]] == [0, 1]
 
@@ -351,8 +351,12 @@ def test_compressed_batches_agree_on_offsets_and_timestamps(tmp_path, codec):
     got = read_all(tmp_path, data)
     assert_agree(got)
     (error,) = got["reference_errors"]
+    # A compressed batch: named at the batch, the record's byte in its decompressed records.
+    assert error.position == len(data) - len(v2_batch(2, [(0, 0, b"f")], codec=codec)) - len(
+        v2_batch(I64_MAX - 1, [(0, 0, b"c"), (1, 0, b"d"), (2, 0, b"e")], codec=codec)
+    )
     assert error.reason.endswith(
-        "+ offset delta 2 exceeds 2^63-1 (record at byte 16 of the records)"
+        "+ offset delta 2 exceeds 2^63-1 (in the decompressed records at byte 16)"
     )
     assert [(n.first_offset, n.count) for n in got["notes"]] == [(1, 1), (2, 1)]
 
