@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import KafkaFormatError
+from ..errors import CrcMismatchError, KafkaFormatError
 from ..format.batches import ReadOptions, read_batch
 from ..format.framing import Frame
 
@@ -26,14 +26,24 @@ def readers_verdict(view: Any, frame: bytes, limit: int) -> list[Exception]:
     if view.magic not in (0, 1, 2):
         return view.problems
     framed = Frame(view.position, view.base_offset, view.magic, memoryview(frame))
-    try:
-        read_batch(framed, ReadOptions(max_decompressed_bytes=limit), file=view.file)
-    except KafkaFormatError as exc:
-        seen = str(exc)
-        rest = [
-            p
-            for p in view.problems
-            if str(p) != seen and not any(a in getattr(p, "reason", "") for a in _PARSER_ACCOUNTS)
-        ]
-        return [exc, *rest]
-    return view.problems
+    verdicts: list[Exception] = []
+    for crc in (True, False):
+        # Past a CRC that does not hold, what the record decoders say of the same bytes
+        # (the tree shows them parsed as far as they go).
+        try:
+            read_batch(framed, ReadOptions(crc, max_decompressed_bytes=limit), file=view.file)
+        except CrcMismatchError as exc:
+            verdicts.append(exc)
+            continue
+        except KafkaFormatError as exc:
+            verdicts.append(exc)
+        break
+    if not verdicts:
+        return view.problems
+    seen = {str(v) for v in verdicts}
+    rest = [
+        p
+        for p in view.problems
+        if str(p) not in seen and not any(a in getattr(p, "reason", "") for a in _PARSER_ACCOUNTS)
+    ]
+    return [*verdicts, *rest]
