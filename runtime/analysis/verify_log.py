@@ -446,6 +446,8 @@ def _record_checks(
     _gaps(scanned, rows.offsets, counts, last, report)
     previous = None
     for info in batches:
+        if info.position in rows.errors:
+            continue  # damaged: its one verdict is reported, its header's offsets untrusted
         _check_batch_offsets(report, info, previous, base_offset, next_base_offset)
         previous = info.last_offset
 
