@@ -384,14 +384,28 @@ def scan_log(
     if placement is not None and rows.keys is not None:
         placement.check_rows(rows.keys, rows.offsets, _row_positions(scanned, rows), name)
     _first_batch_check(scanned, report, base_offset)
-    # In file order, as a reader meets them (a stable sort: a batch's damage first).
-    report.problems[already:] = sorted(report.problems[already:], key=_position)
+    # In file order, as a reader meets them (a stable sort: a batch's damage first), and one
+    # error a place: a batch whose offsets are wrong breaks several rules at once.
+    report.problems[already:] = _one_error_a_place(sorted(report.problems[already:], key=_position))
     records = int(rows.counts.sum()) + sum(n for _, n in rows.controls.values())
     report.counts.update(batches=len(scanned.batches), records=records, bytes=scanned.size)
     if progress is not None:
         progress.at(scanned.end)
     scanned.index()
     return scanned
+
+
+def _one_error_a_place(problems: list) -> list:
+    """The first error at each byte position, and every warning."""
+    seen: set[int] = set()
+    out = []
+    for problem in problems:
+        if problem.severity == "error" and problem.position is not None:
+            if problem.position in seen:
+                continue
+            seen.add(problem.position)
+        out.append(problem)
+    return out
 
 
 def _position(problem) -> int:
