@@ -288,14 +288,22 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
         if keys:
             key_parts.append(chunk.column("key"))
     table = walk.table[walk.readable]
-    positions = set(walk.table[:, fs.F_POS].tolist())
+    starts = walk.table[:, fs.F_POS]
+    ends = starts + walk.table[:, fs.F_SIZE]
     errors = {}
     for exc in found.errors:
         if isinstance(exc, FramingError) and exc.position == walk.end:
             continue  # the end of the walk: reported from the walk
-        if exc.position not in positions or exc.position in errors:
+        # Keyed by the frame that holds the damage (record damage is named at its record).
+        if exc.position is None:
             return None
-        errors[exc.position] = exc
+        n = int(np.searchsorted(starts, exc.position, side="right")) - 1
+        if n < 0 or not exc.position < ends[n]:
+            return None
+        frame = int(starts[n])
+        if frame in errors:
+            return None
+        errors[frame] = exc
     with LogInput(name, path=path).open() as view:  # for the few frames decoded here
         counts = _expected_counts(view, table, name, errors)
         if int(counts.sum()) != sum(len(o) for o in offsets):

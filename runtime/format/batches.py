@@ -225,7 +225,8 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
     for _ in range(batch.records_count):
         at = stream.pos()
         if stream.is_eof():
-            raise damage(messages.premature_eof(batch.records_count, len(parsed)), at)
+            # The record count lies (a header field): named at the batch, as the kernel does.
+            raise CorruptBatchError(messages.premature_eof(batch.records_count, len(parsed)))
         try:
             raw = RecordType(stream)
         except _PARSE_ERRORS as exc:

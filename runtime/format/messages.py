@@ -97,7 +97,8 @@ def negative_count(count: int) -> str:
 #
 # Where record damage is named (both decoders, ``batches.records_damage``): in an uncompressed
 # v2 batch, at the absolute file position of the record that fails (the first byte of its
-# length varint), or of the first byte after the last record for leftover bytes; in a
+# length varint), or of the first byte after the last record for leftover bytes (records
+# that end before the declared count are the count's lie: at the batch); in a
 # compressed batch, at the batch's first byte, the cause followed by ``in_decompressed``'s
 # "(in the decompressed records at byte N)", N counted from the start of what the payload
 # decompresses to. The record, not the field: both decoders know where each record starts,

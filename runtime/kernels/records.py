@@ -105,7 +105,8 @@ E_DECOMPRESS = 18
 E_WRAPPER_OFFSET = 19
 # v2 record damage, each worded as Kafka words it (format/messages.py). ERR_POS is the start of
 # the record (its length varint) for every v2 record error but E_LEFTOVER (the first byte
-# left over); ERR_ARG/ERR_ARG2 as noted.
+# left over) and E_PREMATURE_EOF (named at the batch: the count lies); ERR_ARG/ERR_ARG2 as
+# noted.
 E_PREMATURE_EOF = 20  # the records end before the declared count: ERR_ARG the records read
 E_RECORD_PAST_END = 21  # a record length past the records' end: ERR_ARG it, ERR_ARG2 the rest
 E_NEGATIVE_HEADERS = 22  # a header count below zero: ERR_ARG it

@@ -180,7 +180,6 @@ _RECORD_CAUSES = {
     fs.E_NEGATIVE_HEADERS: lambda arg, arg2, count: messages.negative_headers(arg),
     fs.E_NEGATIVE_HEADER_KEY: lambda arg, arg2, count: messages.negative_header_key(arg),
     fs.E_RECORD_PAST_END: lambda arg, arg2, count: messages.record_past_end(arg, arg2),
-    fs.E_PREMATURE_EOF: lambda arg, arg2, count: messages.premature_eof(count, arg),
     fs.E_RECORD_SIZE: lambda arg, arg2, count: messages.record_size(arg, arg2),
     fs.E_LEFTOVER: lambda arg, arg2, count: messages.leftover_bytes(arg2, count),
 }
@@ -195,6 +194,8 @@ def kernel_error(sec: np.ndarray, frame_position: int, compressed: bool) -> Kafk
     at = int(sec[fs.S_ERR_POS])
     arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
     v2 = sec[fs.S_FORMAT] in (fs.FORMAT_V2, fs.FORMAT_PACKED_V2)
+    if status == fs.E_PREMATURE_EOF and v2:  # the record count lies: at the batch
+        return CorruptBatchError(messages.premature_eof(int(sec[fs.S_COUNT]), arg))
     if status in _RECORD_CAUSES and v2:
         cause = _RECORD_CAUSES[status](arg, arg2, int(sec[fs.S_COUNT]))
         return records_damage(cause, at, frame_position, compressed)
