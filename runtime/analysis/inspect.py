@@ -45,6 +45,7 @@ from ..format.codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
 from ..format.crc import FrameCrc, frame_crc
 from ..format.framing import iter_frames
 from ..model import TruncatedTail
+from .inspect_verdict import readers_verdict
 
 __all__ = [
     "PALETTE",
@@ -423,6 +424,7 @@ def inspect_frame(
                     )
                 )
     _assign_colours(view.panes)
+    view.problems = readers_verdict(view, frame, max_decompressed_bytes)
     return view
 
 

@@ -444,7 +444,7 @@ def _measure_odd(out: dict[str, np.ndarray], i: int, frame: Frame, opts: _Option
     if frame.magic == 2:
         count = int(out["records"][i])
         if count < 0:
-            raise CorruptBatchError(f"negative record count {count}")
+            raise CorruptBatchError(messages.negative_count(count))
         if count == 0:
             # As DefaultRecordBatch: an empty batch is not decompressed, whatever its codec.
             resolve_codec(codec, magic=2)

@@ -14,8 +14,10 @@ What is checked, file by file (errors fail the run, warnings do not):
 * ``.index``: the start-up sanity checks (indexes.py); each entry against the log, as
   kafka-dump-log's ``--verify-index-only`` does: at a batch boundary whose batch's last
   offset is the entry's offset (``Mismatches in``), not past the end nor inside a batch. An
-  entry holding the last offset of a later batch of a multi-batch append (older brokers wrote
-  those for replicated appends) is a warning: look-ups still work.
+  entry that brokers indexing whole appends wrote (the append's largest offset at its first
+  batch: followers' multi-batch appends, the log cleaner's chunks, whose largest retained
+  offset may lie inside a batch) is consistent, only counted (``entries_of_whole_appends``):
+  look-ups work (the rule: ``verify_index._in_one_append``).
 * ``.timeindex``: sanity; each entry as kafka-dump-log's ``TimeIndexDumpErrors``: its offset
   is the last offset of a batch in the log, its timestamp is that batch's max record timestamp,
   timestamps increase. A closed segment whose largest timestamp is not the last entry is a

@@ -288,14 +288,22 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
         if keys:
             key_parts.append(chunk.column("key"))
     table = walk.table[walk.readable]
-    positions = set(walk.table[:, fs.F_POS].tolist())
+    starts = walk.table[:, fs.F_POS]
+    ends = starts + walk.table[:, fs.F_SIZE]
     errors = {}
     for exc in found.errors:
         if isinstance(exc, FramingError) and exc.position == walk.end:
             continue  # the end of the walk: reported from the walk
-        if exc.position not in positions or exc.position in errors:
+        # Keyed by the frame that holds the damage (record damage is named at its record).
+        if exc.position is None:
             return None
-        errors[exc.position] = exc
+        n = int(np.searchsorted(starts, exc.position, side="right")) - 1
+        if n < 0 or not exc.position < ends[n]:
+            return None
+        frame = int(starts[n])
+        if frame in errors:
+            return None
+        errors[frame] = exc
     with LogInput(name, path=path).open() as view:  # for the few frames decoded here
         counts = _expected_counts(view, table, name, errors)
         if int(counts.sum()) != sum(len(o) for o in offsets):
@@ -384,14 +392,28 @@ def scan_log(
     if placement is not None and rows.keys is not None:
         placement.check_rows(rows.keys, rows.offsets, _row_positions(scanned, rows), name)
     _first_batch_check(scanned, report, base_offset)
-    # In file order, as a reader meets them (a stable sort: a batch's damage first).
-    report.problems[already:] = sorted(report.problems[already:], key=_position)
+    # In file order, as a reader meets them (a stable sort: a batch's damage first), and one
+    # error a place: a batch whose offsets are wrong breaks several rules at once.
+    report.problems[already:] = _one_error_a_place(sorted(report.problems[already:], key=_position))
     records = int(rows.counts.sum()) + sum(n for _, n in rows.controls.values())
     report.counts.update(batches=len(scanned.batches), records=records, bytes=scanned.size)
     if progress is not None:
         progress.at(scanned.end)
     scanned.index()
     return scanned
+
+
+def _one_error_a_place(problems: list) -> list:
+    """The first error at each byte position, and every warning."""
+    seen: set[int] = set()
+    out = []
+    for problem in problems:
+        if problem.severity == "error" and problem.position is not None:
+            if problem.position in seen:
+                continue
+            seen.add(problem.position)
+        out.append(problem)
+    return out
 
 
 def _position(problem) -> int:
@@ -446,6 +468,8 @@ def _record_checks(
     _gaps(scanned, rows.offsets, counts, last, report)
     previous = None
     for info in batches:
+        if info.position in rows.errors:
+            continue  # damaged: its one verdict is reported, its header's offsets untrusted
         _check_batch_offsets(report, info, previous, base_offset, next_base_offset)
         previous = info.last_offset
 

@@ -35,6 +35,7 @@ when the batch is compressed.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
 
@@ -43,8 +44,9 @@ from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationExprError
 from ...generated.kaitai.control_record_key import ControlRecordKey
 from ...generated.kaitai.end_txn_marker import EndTxnMarker
 from ...generated.kaitai.legacy_message import LegacyMessage
-from ...generated.kaitai.record_list import RecordList
-from ..errors import CorruptBatchError, CrcMismatchError, KafkaFormatError
+from ...generated.kaitai.record import Record as RecordType
+from ...generated.kaitai.varint import Varint
+from ..errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
 from ..model import Batch, ControlMarker, ControlType, Header, Record, increment_sequence
 from . import layout, messages
 from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
@@ -211,26 +213,41 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
     # A larger count is a lie, caught before looping.
     if batch.records_count > max_record_count(len(payload)):
         raise count_cannot_fit(batch.records_count, len(payload))
+    compressed = batch.codec != 0
+
+    def damage(cause: str, at: int) -> CorruptBatchError:
+        return records_damage(cause, at, frame.position, compressed)
+
+    # One record at a time (RecordList's loop, unrolled) to know where each starts: damage
+    # is named at the record that holds it.
     stream = KaitaiStream(BytesIO(payload))
-    try:
-        parsed = RecordList(batch.records_count, stream).records
-    except _PARSE_ERRORS as exc:
-        raise CorruptBatchError(messages.malformed_records(_record_detail(exc))) from None
-    leftover = len(payload) - stream.pos()
-    if leftover:
-        raise CorruptBatchError(messages.leftover_bytes(leftover, batch.records_count))
-    log_append = batch.timestamp_type == 1
-    records = []
-    for raw in parsed:
+    parsed: list[tuple[RecordType, int]] = []
+    for _ in range(batch.records_count):
+        at = stream.pos()
+        if stream.is_eof():
+            # The record count lies (a header field): named at the batch, as the kernel does.
+            raise CorruptBatchError(messages.premature_eof(batch.records_count, len(parsed)))
+        try:
+            raw = RecordType(stream)
+        except _PARSE_ERRORS as exc:
+            raise damage(_record_cause(exc, stream, at), at) from None
         body = raw.body
         if not body._io.is_eof():
-            # DefaultRecord.readFrom: the fields must use exactly the record's length.
-            unread = body._io.size() - body._io.pos()
-            raise CorruptBatchError(messages.record_size(body.offset_delta.value, unread))
+            # DefaultRecord.readFrom: the fields must use exactly the record's length, checked
+            # before the next record is read.
+            raise damage(messages.record_size(body._io.size(), body._io.pos()), at)
+        parsed.append((raw, at))
+    leftover = len(payload) - stream.pos()
+    if leftover:
+        raise damage(messages.leftover_bytes(leftover, batch.records_count), stream.pos())
+    log_append = batch.timestamp_type == 1
+    records = []
+    for raw, at in parsed:
+        body = raw.body
         offset_delta = body.offset_delta.value
         offset = batch.base_offset + offset_delta
         if not INT64_MIN <= offset <= INT64_MAX:
-            raise offset_overflow(batch.base_offset, offset_delta, _record_position(parsed, raw))
+            raise damage(messages.offset_overflow(batch.base_offset, offset_delta), at)
         sequence = (
             increment_sequence(batch.base_sequence, offset_delta)
             if batch.base_sequence >= 0
@@ -335,7 +352,7 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
     )
     inner: list[tuple[LegacyMessage, int]] = []
     tails: list = []
-    for inner_frame in iter_frames(inner_bytes, tails=tails, audit=False):
+    for inner_frame in _inner_frames(inner_bytes, tails):
         if inner_frame.magic not in (0, 1):
             raise CorruptBatchError(messages.inner_magic(inner_frame.magic))
         msg_in = _parse_legacy(inner_frame.data)
@@ -372,6 +389,16 @@ def _legacy_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Re
             )
         )
     return records
+
+
+def _inner_frames(inner_bytes: bytes, tails: list) -> Iterator[Frame]:
+    """The frames of a wrapper's inner messages; a broken one is the wrapper's damage, at the
+    wrapper, the byte in its decompressed messages named in the text (as the kernel names it)."""
+    try:
+        yield from iter_frames(inner_bytes, tails=tails, audit=False)
+    except FramingError as exc:
+        at = exc.position or 0
+        raise CorruptBatchError(messages.in_decompressed_messages(exc.reason, at)) from None
 
 
 def _wrapper_base(batch: Batch, last_inner: int) -> int:
@@ -414,13 +441,13 @@ def _inner_timestamp(batch: Batch, msg_in: LegacyMessage) -> tuple[int | None, i
     return msg_in.timestamp, batch.timestamp_type
 
 
-def offset_overflow(base_offset: int, delta: int, position: int) -> CorruptBatchError:
-    """A v2 record whose offset no Kafka can hold (past the int64 range)."""
-    bound = "exceeds 2^63-1" if base_offset + delta > INT64_MAX else "is below -2^63"
-    return CorruptBatchError(
-        f"offset overflow: base offset {base_offset} + offset delta {delta} {bound} "
-        f"(record at byte {position} of the records)"
-    )
+def records_damage(cause: str, at: int, frame_position: int, compressed: bool) -> CorruptBatchError:
+    """The error for damage at byte ``at`` of a v2 batch's (decompressed) records, located as
+    ``messages`` says: in the file for an uncompressed batch, else at the batch with the byte
+    in the decompressed records named in the text. Both decoders raise through here."""
+    if compressed:
+        return CorruptBatchError(messages.in_decompressed(cause, at))
+    return CorruptBatchError(cause, position=frame_position + V2_HEADER_SIZE + at)
 
 
 def wrapper_offset_overflow(wrapper: int, last_inner: int, inner: int) -> CorruptBatchError:
@@ -431,32 +458,37 @@ def wrapper_offset_overflow(wrapper: int, last_inner: int, inner: int) -> Corrup
     )
 
 
-def _record_position(parsed: list, raw) -> int:
-    """Where a parsed record starts in the batch's (decompressed) records."""
-    position = 0
-    for other in parsed:
-        if other is raw:
-            return position
-        position += len(other.len_body.groups) + other.len_body.value
-    return position
-
-
 def count_cannot_fit(count: int, size: int) -> CorruptBatchError:
     """The error for a v2 batch whose record count exceeds ``max_record_count(size)``."""
     return CorruptBatchError(messages.count_cannot_fit(count, size))
 
 
-def _record_detail(exc: BaseException) -> str:
-    """The kernel's words for what the Kaitai parser of v2 records met (one wording a cause)."""
-    if isinstance(exc, EOFError):
-        return messages.FIELD_PAST_END
+def _record_cause(exc: BaseException, stream: KaitaiStream, at: int) -> str:
+    """The kernel's words (one wording a cause) for what the Kaitai parser met in the record
+    at ``at``: its length or a field past an end, a negative length or count, a varint of
+    more than 10 bytes, a header key that is no UTF-8."""
     if isinstance(exc, UnicodeDecodeError):
         return messages.NOT_UTF8
     if isinstance(exc, ValidationExprError):
-        # varint.ksy checks a byte (an int: its 10th with a continuation bit); record.ksy
-        # checks parsed varints (lengths and counts >= 0).
-        too_long = isinstance(exc.actual, int)
-        return messages.VARINT_TOO_LONG if too_long else messages.NEGATIVE_LENGTH
+        if isinstance(exc.actual, int):  # varint.ksy: a 10th byte with a continuation bit
+            return messages.VARINT_TOO_LONG
+        value = exc.actual.value  # record.ksy's checks of parsed varints (>= 0)
+        if exc.src_path == "/types/body/seq/7":
+            return messages.negative_headers(value)
+        if exc.src_path == "/types/header/seq/0":
+            return messages.negative_header_key(value)
+        return messages.negative_record_length(value)
+    if isinstance(exc, EOFError):
+        # The record's length past the records' end, or a field past the record's end?
+        stream.seek(at)
+        try:
+            length = Varint(stream).value
+        except _PARSE_ERRORS:
+            return messages.FIELD_PAST_END
+        remaining = stream.size() - stream.pos()
+        if length > remaining:
+            return messages.record_past_end(length, remaining)
+        return messages.FIELD_PAST_END
     return _describe(exc)
 
 

@@ -4,7 +4,8 @@ has some, and the one way a finding is located: ``file @position (base offset N)
 Readers, the fast path's kernels, ``verify``, ``dump``, ``inspect`` and ``stats`` all take their
 text from here, so that one damaged batch reads the same whichever tool met it. The position
 convention: the byte where the damage lies, which for framing and batch-level damage (CRC,
-header fields, decompression, the records as a whole) is the first byte of the frame.
+header fields, decompression, the record count) is the first byte of the frame, and for
+damage inside v2 records the record's first byte (see "records" below).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from .sizes import LEGACY_RECORD_OVERHEAD
 __all__ = [
     "count_cannot_fit",
     "crc_mismatch",
+    "in_decompressed",
+    "in_decompressed_messages",
     "inner_framing",
     "inner_magic",
     "inner_nested",
@@ -27,9 +30,14 @@ __all__ = [
     "length_past_end",
     "located",
     "malformed_message",
-    "malformed_records",
     "negative_count",
+    "negative_header_key",
+    "negative_headers",
+    "negative_record_length",
     "offset_out_of_range",
+    "offset_overflow",
+    "premature_eof",
+    "record_past_end",
     "record_size",
     "timestamp_out_of_range",
     "truncated_tail",
@@ -81,25 +89,72 @@ def count_cannot_fit(count: int, size: int) -> str:
 
 
 def negative_count(count: int) -> str:
-    return f"negative record count {count}"
+    """``DefaultRecordBatch.RecordIterator``'s InvalidRecordException."""
+    return f"Found invalid record count {count} in magic v2 batch"
 
 
 # --- records (the reference decoder and the kernel's error codes) ---------------------------
+#
+# Where record damage is named (both decoders, ``batches.records_damage``): in an uncompressed
+# v2 batch, at the absolute file position of the record that fails (the first byte of its
+# length varint), or of the first byte after the last record for leftover bytes (records
+# that end before the declared count are the count's lie: at the batch); in a
+# compressed batch, at the batch's first byte, the cause followed by ``in_decompressed``'s
+# "(in the decompressed records at byte N)", N counted from the start of what the payload
+# decompresses to. The record, not the field: both decoders know where each record starts,
+# and an operator cuts or skips records, not fields.
 
-
-#: What the record decoders (the Kaitai parsers and the kernel's) found wrong in v2 records.
-FIELD_PAST_END = "a field runs past the end of its record or of the records"
-VARINT_TOO_LONG = "a varint longer than 10 bytes"
-NEGATIVE_LENGTH = "a negative record length, header count or header key length"
-NOT_UTF8 = "a header key that is not UTF-8"
+#: What the record decoders (the Kaitai parsers and the kernel's) found wrong in v2 records,
+#: in ``DefaultRecord.readFrom``'s words (its catch of BufferUnderflowException and
+#: IllegalArgumentException: "Found invalid record structure").
+FIELD_PAST_END = "Found invalid record structure: a field runs past the end of its record"
+VARINT_TOO_LONG = "Found invalid record structure: a varint longer than 10 bytes"
+NOT_UTF8 = "Found invalid record structure: a header key that is not UTF-8"
 #: ... and in a v0/v1 message.
 MESSAGE_FIELD_PAST_END = "a field runs past its end"
 WRAPPER_NULL_VALUE = "compressed wrapper message with a null value"
 
 
-def malformed_records(detail: str) -> str:
-    """v2 records a decoder cannot read (``detail``: one of the texts above), at the batch."""
-    return f"malformed records: {detail}"
+def in_decompressed(cause: str, at: int) -> str:
+    """Record damage inside a compressed batch: located at the batch, the byte named here."""
+    return f"{cause} (in the decompressed records at byte {at})"
+
+
+def in_decompressed_messages(cause: str, at: int) -> str:
+    """Damage among the inner messages of a v0/v1 wrapper: located at the wrapper."""
+    return f"{cause} (in the decompressed messages at byte {at})"
+
+
+def premature_eof(count: int, read: int) -> str:
+    """``DefaultRecordBatch.uncompressedIterator``'s readNext: the records end before the
+    declared count."""
+    return (
+        f"Incorrect declared batch size, premature EOF reached: {count} records declared, "
+        f"the records end after {read}"
+    )
+
+
+def record_past_end(length: int, remaining: int) -> str:
+    """``DefaultRecord.readFrom(ByteBuffer, ...)``: a record length past the records' end."""
+    return (
+        f"Invalid record size: expected {length} bytes in record payload, but instead the "
+        f"buffer has only {remaining} remaining bytes"
+    )
+
+
+def negative_record_length(length: int) -> str:
+    """A record length below zero (``DefaultRecord.readFrom`` reads it as a size)."""
+    return f"Invalid record size: record length {length} is negative"
+
+
+def negative_headers(count: int) -> str:
+    """``DefaultRecord.readFrom``'s InvalidRecordException."""
+    return f"Found invalid number of record headers {count}"
+
+
+def negative_header_key(size: int) -> str:
+    """``DefaultRecord.readHeaders``' InvalidRecordException."""
+    return f"Invalid negative header key size {size}"
 
 
 def malformed_message(detail: str) -> str:
@@ -107,17 +162,26 @@ def malformed_message(detail: str) -> str:
     return f"malformed message: {detail}"
 
 
-def record_size(offset_delta: int, unread: int) -> str:
+def record_size(length: int, read: int) -> str:
     """``DefaultRecord.readFrom``: the fields must use exactly the record's length."""
     return (
-        f"record at offset delta {offset_delta} has {unread} bytes beyond its fields "
-        "(invalid record size)"
+        f"Invalid record size: expected to read {length} bytes in record payload, but "
+        f"instead read {read}"
     )
 
 
 def leftover_bytes(leftover: int, count: int) -> str:
-    """``DefaultRecordBatch``'s "Incorrect declared batch size" (bytes after the last record)."""
-    return f"{leftover} bytes after the last of {count} records (incorrect declared batch size)"
+    """``DefaultRecordBatch.RecordIterator.next`` (``ensureNoneRemaining``)."""
+    return (
+        "Incorrect declared batch size, records still remaining in file: "
+        f"{leftover} bytes after the last of {count} records"
+    )
+
+
+def offset_overflow(base_offset: int, delta: int) -> str:
+    """A v2 record whose offset no Kafka can hold (past the int64 range)."""
+    bound = "exceeds 2^63-1" if base_offset + delta > (1 << 63) - 1 else "is below -2^63"
+    return f"offset overflow: base offset {base_offset} + offset delta {delta} {bound}"
 
 
 def offset_out_of_range() -> str:

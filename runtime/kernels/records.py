@@ -81,7 +81,7 @@ FORMAT_PACKED_V2 = 4
 E_OK = 0
 E_EOF = 1  # a field runs past the end of its record or of the payload
 E_VARINT_TOO_LONG = 2
-E_NEGATIVE_LENGTH = 3  # record length, header count or header key length below zero
+E_NEGATIVE_LENGTH = 3  # a record length below zero (ERR_ARG the length)
 E_UTF8 = 4  # a header key that is not UTF-8
 E_RECORD_SIZE = 5  # bytes left in a record after its fields
 E_LEFTOVER = 6  # bytes after the last record
@@ -103,6 +103,15 @@ E_DECOMPRESS = 18
 # A v1 wrapper offset, not 0, below its last inner offset: ERR_ARG the wrapper offset, ERR_ARG2
 # the last inner offset (Kafka's "Found invalid wrapper offset").
 E_WRAPPER_OFFSET = 19
+# v2 record damage, each worded as Kafka words it (format/messages.py). ERR_POS is the start of
+# the record (its length varint) for every v2 record error but E_LEFTOVER (the first byte
+# left over) and E_PREMATURE_EOF (named at the batch: the count lies); ERR_ARG/ERR_ARG2 as
+# noted.
+E_PREMATURE_EOF = 20  # the records end before the declared count: ERR_ARG the records read
+E_RECORD_PAST_END = 21  # a record length past the records' end: ERR_ARG it, ERR_ARG2 the rest
+E_NEGATIVE_HEADERS = 22  # a header count below zero: ERR_ARG it
+E_NEGATIVE_HEADER_KEY = 23  # a header key length below zero: ERR_ARG it
+# E_RECORD_SIZE: ERR_ARG the record's length, ERR_ARG2 the bytes its fields used
 
 # Cursors into the output buffers, in and out.
 C_ROWS = 0
@@ -402,10 +411,11 @@ def _record_fields(buf, p, end):
     length, p, err = _varint(buf, p, end)
     if err:
         return err, p, z, z, z, z, z, z, z, z
+    # Errors carry their values in the record end and timestamp delta slots.
     if length < 0:
-        return E_NEGATIVE_LENGTH, p, z, z, z, z, z, z, z, z
+        return E_NEGATIVE_LENGTH, p, length, z, z, z, z, z, z, z
     if length > end - p:
-        return E_EOF, p, z, z, z, z, z, z, z, z
+        return E_RECORD_PAST_END, p, length, end - p, z, z, z, z, z, z
     rend = p + length
     if p >= rend:  # the attributes byte
         return E_EOF, p, z, z, z, z, z, z, z, z
@@ -436,7 +446,7 @@ def _record_fields(buf, p, end):
     if err:
         return err, p, z, z, z, z, z, z, z, z
     if headers < 0:
-        return E_NEGATIVE_LENGTH, p, z, z, z, z, z, z, z, z
+        return E_NEGATIVE_HEADERS, p, headers, z, z, z, z, z, z, z
     return E_OK, p, rend, ts_delta, offset_delta, key_pos, key_len, value_pos, value_len, headers
 
 
@@ -449,7 +459,7 @@ def _header_fields(buf, p, rend):
     if err:
         return err, p, z, z, z, z
     if hk_len < 0:
-        return E_NEGATIVE_LENGTH, p, z, z, z, z
+        return E_NEGATIVE_HEADER_KEY, p, hk_len, z, z, z  # the value in the key position slot
     if hk_len > rend - p:
         return E_EOF, p, z, z, z, z
     ascii_only = True
@@ -515,27 +525,30 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
     nh = cur[3]
     hkb = cur[4]
     hvb = cur[5]
-    # The reference parses every record before checking each in turn: keep the first record
-    # whose body is not fully used or whose offset overflows, and report it only when the
-    # whole payload parsed.
+    # As the reference: a record whose fields do not use exactly its length fails at once
+    # (DefaultRecord.readFrom checks it before the next record is read); an offset past
+    # int64 (which Kafka would not check) is kept and reported only when the whole payload
+    # parsed, so that a malformed record after it has the verdict.
     bad_status = E_OK
     bad_pos = np.int64(0)
     bad_arg = np.int64(0)
     bad_arg2 = np.int64(0)
     nulls = 0
     p = start
-    for _ in range(sec[S_COUNT]):
+    for read in range(sec[S_COUNT]):
         record_pos = p
+        if p >= end:
+            return E_PREMATURE_EOF, p, read, 0
         err, p, rend, ts_delta, offset_delta, key_pos, key_len, value_pos, value_len, count = (
             _record_fields(buf, p, end)
         )
         if err:
-            return err, p, 0, 0
+            return err, record_pos, rend, ts_delta
         first_header = nh
         for _h in range(count):
             err, p, hk_pos, hk_len, hv_pos, hv_len = _header_fields(buf, p, rend)
             if err:
-                return err, p, 0, 0
+                return err, record_pos, hk_pos, 0
             if not want_headers:
                 continue
             if (
@@ -558,8 +571,9 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
         offset, ok = _checked_add(base, offset_delta)
         if bad_status == E_OK:
             if p != rend:
-                bad_status, bad_pos, bad_arg, bad_arg2 = E_RECORD_SIZE, p, offset_delta, rend - p
-            elif not ok:
+                length, body, _e = _varint(buf, record_pos, end)
+                return E_RECORD_SIZE, record_pos, length, p - body
+            if not ok:
                 bad_status, bad_pos, bad_arg = E_OFFSET_RANGE, record_pos, offset_delta
         p = rend
         # The record is whole: emit it.

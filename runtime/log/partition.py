@@ -708,11 +708,14 @@ def _check_entry(
     entry: OffsetPosition, frame: Frame, batch: Batch, segment: Segment, stats: ReadStats
 ) -> None:
     """Is the batch an index entry points at really there? The broker writes (last offset of
-    the batch, its position) -- brokers before per-batch indexing wrote (last offset of a
-    multi-batch append, position of its first batch) -- so the batch must lie in the segment,
-    end at or before the entry's offset, and hold its CRC. A position in the middle of a batch
-    reads garbage that fails one of these."""
-    if batch.last_offset > entry.offset or batch.base_offset < segment.base_offset:
+    the batch, its position) -- brokers before per-batch indexing wrote (largest offset of an
+    append, position of its first batch), and for the log cleaner's appends that is the
+    largest retained offset, which may lie inside the batch (``LogCleaner.cleanInto``,
+    ``MemoryRecords.filterTo``; see ``analysis.verify_index._in_one_append``) -- so the batch
+    must lie in the segment, start at or before the entry's offset (all that
+    ``OffsetIndex.lookup`` promises: the reader scans forward from there), and hold its CRC.
+    A position in the middle of a batch reads garbage that fails one of these."""
+    if batch.base_offset > entry.offset or batch.base_offset < segment.base_offset:
         raise _IndexDisagrees(
             f"disagrees with the log: the batch at position {frame.position} holds offsets "
             f"{batch.base_offset}..{batch.last_offset}"

@@ -108,6 +108,8 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
 _CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
 _TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
 _CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
+#: A v2 batch's codec bits: non-zero when its records were decompressed before decoding.
+_CODEC_BITS = layout.V2_ATTR_COMPRESSION_MASK
 _FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
@@ -670,7 +672,9 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
         error = (
             _decompress_error(sec, view, opts)
             if sec[fs.S_STATUS] == fs.E_DECOMPRESS
-            else _kernel_error(sec)
+            else _kernel_error(
+                sec, int(t[i, fs.F_POS]) + chunk.shift, bool(t[i, fs.F_ATTR] & _CODEC_BITS)
+            )
         )
         chunk.errors[i] = error.located(
             file=chunk.name,

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CorruptBatchError, FramingError, KafkaFormatError
+from ..errors import CorruptBatchError, KafkaFormatError
 from ..format import messages
-from ..format.batches import invalid_wrapper_offset, offset_overflow, wrapper_offset_overflow
+from ..format.batches import invalid_wrapper_offset, records_damage, wrapper_offset_overflow
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
 from ..kernels import snappy as kernel_snappy
@@ -172,30 +172,38 @@ def null_timestamps(
     return notes
 
 
-_MALFORMED = {
-    fs.E_EOF: messages.FIELD_PAST_END,
-    fs.E_VARINT_TOO_LONG: messages.VARINT_TOO_LONG,
-    fs.E_NEGATIVE_LENGTH: messages.NEGATIVE_LENGTH,
-    fs.E_UTF8: messages.NOT_UTF8,
+_RECORD_CAUSES = {
+    fs.E_EOF: lambda arg, arg2, count: messages.FIELD_PAST_END,
+    fs.E_VARINT_TOO_LONG: lambda arg, arg2, count: messages.VARINT_TOO_LONG,
+    fs.E_UTF8: lambda arg, arg2, count: messages.NOT_UTF8,
+    fs.E_NEGATIVE_LENGTH: lambda arg, arg2, count: messages.negative_record_length(arg),
+    fs.E_NEGATIVE_HEADERS: lambda arg, arg2, count: messages.negative_headers(arg),
+    fs.E_NEGATIVE_HEADER_KEY: lambda arg, arg2, count: messages.negative_header_key(arg),
+    fs.E_RECORD_PAST_END: lambda arg, arg2, count: messages.record_past_end(arg, arg2),
+    fs.E_RECORD_SIZE: lambda arg, arg2, count: messages.record_size(arg, arg2),
+    fs.E_LEFTOVER: lambda arg, arg2, count: messages.leftover_bytes(arg2, count),
 }
 
 
-def kernel_error(sec: np.ndarray) -> KafkaFormatError:
+def kernel_error(sec: np.ndarray, frame_position: int, compressed: bool) -> KafkaFormatError:
     """The exception the reference raises for what the kernel found: same class, same
-    location, same words (``format/messages``)."""
+    location, same words (``format/messages``). ``frame_position``: where the section's
+    batch starts in the file; ``compressed``: whether its records were decompressed (v2
+    record damage is located as ``batches.records_damage`` locates it)."""
     status = int(sec[fs.S_STATUS])
     at = int(sec[fs.S_ERR_POS])
     arg, arg2, inner = int(sec[fs.S_ERR_ARG]), int(sec[fs.S_ERR_ARG2]), int(sec[fs.S_ERR_ARG3])
-    if status in _MALFORMED:
-        return CorruptBatchError(messages.malformed_records(_MALFORMED[status]))
-    if status == fs.E_RECORD_SIZE:
-        return CorruptBatchError(messages.record_size(arg, arg2))
-    if status == fs.E_LEFTOVER:
-        return CorruptBatchError(messages.leftover_bytes(arg2, int(sec[fs.S_COUNT])))
+    v2 = sec[fs.S_FORMAT] in (fs.FORMAT_V2, fs.FORMAT_PACKED_V2)
+    if status == fs.E_PREMATURE_EOF and v2:  # the record count lies: at the batch
+        return CorruptBatchError(messages.premature_eof(int(sec[fs.S_COUNT]), arg))
+    if status in _RECORD_CAUSES and v2:
+        cause = _RECORD_CAUSES[status](arg, arg2, int(sec[fs.S_COUNT]))
+        return records_damage(cause, at, frame_position, compressed)
     if status == fs.E_OFFSET_RANGE:
-        if sec[fs.S_FORMAT] in (fs.FORMAT_INNER, fs.FORMAT_PACKED_WRAPPER):
+        if not v2:
             return wrapper_offset_overflow(arg, arg2, inner)
-        return offset_overflow(int(sec[fs.S_BASE]), arg, at)
+        cause = messages.offset_overflow(int(sec[fs.S_BASE]), arg)
+        return records_damage(cause, at, frame_position, compressed)
     if status == _E_WRAPPER_OFFSET:
         return invalid_wrapper_offset(arg, arg2)
     if status == fs.E_CRC:
@@ -213,6 +221,6 @@ def kernel_error(sec: np.ndarray) -> KafkaFormatError:
     if status == fs.E_INNER_NONE:
         return CorruptBatchError(messages.inner_none())
     if status == fs.E_INNER_FRAMING:
-        # As the reference: located inside the decompressed messages, not in the file.
-        return FramingError(messages.inner_framing(arg), position=at, base_offset=inner)
+        # As the reference: at the wrapper, the byte in its decompressed messages named.
+        return CorruptBatchError(messages.in_decompressed_messages(messages.inner_framing(arg), at))
     return CorruptBatchError(f"record decoder status {status}")

@@ -304,7 +304,8 @@ def test_timestamps_arrow_cannot_hold_are_null_and_offsets_past_int64_are_damage
     assert [r["offset"] for r in rows] == [0, 1, 3]
     assert rows[1]["timestamp"] is None
     error, warning = err.splitlines()
-    assert error.startswith(f"error: {log} @{len(parts[0]) + len(parts[1])} ")
+    # At the record that overflows: after the 61-byte header and the first record (8 bytes).
+    assert error.startswith(f"error: {log} @{len(parts[0]) + len(parts[1]) + 61 + 8} ")
     assert "offset overflow" in error
     assert warning.startswith("warning: 1 record(s) in 1 batch(es)")
     assert f"{log} @{len(parts[0])}, offset 1" in warning

@@ -330,10 +330,10 @@ def test_an_offset_past_int64_is_damage_on_every_path(tmp_path):
     got = read_all(tmp_path, data)
     assert_agree(got)
     (error,) = got["reference_errors"]
-    assert error.position == len(first)
+    # Named at the record that overflows (an uncompressed batch: its byte in the file).
+    assert error.position == len(first) + 61 + 8
     assert error.reason == (
-        f"offset overflow: base offset {I64_MAX - 5} + offset delta 10 exceeds 2^63-1 "
-        "(record at byte 8 of the records)"
+        f"offset overflow: base offset {I64_MAX - 5} + offset delta 10 exceeds 2^63-1"
     )
     assert [r.offset for r in got["records"]] == [0, 1]
 
@@ -351,8 +351,12 @@ def test_compressed_batches_agree_on_offsets_and_timestamps(tmp_path, codec):
     got = read_all(tmp_path, data)
     assert_agree(got)
     (error,) = got["reference_errors"]
+    # A compressed batch: named at the batch, the record's byte in its decompressed records.
+    assert error.position == len(data) - len(v2_batch(2, [(0, 0, b"f")], codec=codec)) - len(
+        v2_batch(I64_MAX - 1, [(0, 0, b"c"), (1, 0, b"d"), (2, 0, b"e")], codec=codec)
+    )
     assert error.reason.endswith(
-        "+ offset delta 2 exceeds 2^63-1 (record at byte 16 of the records)"
+        "+ offset delta 2 exceeds 2^63-1 (in the decompressed records at byte 16)"
     )
     assert [(n.first_offset, n.count) for n in got["notes"]] == [(1, 1), (2, 1)]
 
@@ -434,3 +438,42 @@ def test_wrappers_near_the_limits_agree(
     )
     data = wrapper(wrapper_offset, inner, log_append=log_append, timestamp=timestamps[3])
     assert_agree(read_all(tmp_path, data))
+
+
+def test_an_inner_message_below_the_minimum_length_is_named_at_its_wrapper(tmp_path):
+    """Damage among a wrapper's inner messages: at the wrapper (the file holds no byte of
+    it), the byte in the decompressed messages named in the words; the same on every path."""
+    first = message(0, b"a")
+    broken = bytearray(message(1, b"b"))
+    struct.pack_into(">i", broken, 8, 9)  # a length below LegacyRecord's minimum (14)
+    before = message(3, b"before")
+    data = before + wrapper(5, first + bytes(broken)) + message(9, b"after")
+    got = read_all(tmp_path, data)
+    assert_agree(got)
+    (error,) = got["reference_errors"]
+    assert error.position == len(before)
+    assert error.reason == (
+        "batch length 9 is less than the minimum record overhead (14) "
+        f"(in the decompressed messages at byte {len(first)})"
+    )
+    assert [r.offset for r in got["records"]] == [3, 9]
+
+
+@pytest.mark.parametrize("codec", [0, GZIP, 3])
+def test_a_record_count_above_the_records_is_named_at_the_record(tmp_path, codec):
+    """DefaultRecordBatch's "premature EOF" for a count the records do not fill: the count
+    lies, so at the batch; the same words and place on every path."""
+    first = v2_batch(0, [(0, 0, b"before")])
+    lying = bytearray(v2_batch(1, [(0, 0, b"a"), (1, 0, b"b")], codec=codec))
+    struct.pack_into(">i", lying, 57, 3)
+    lying[17:21] = struct.pack(">I", calc_crc32c(bytes(lying[21:])))
+    data = first + bytes(lying) + v2_batch(3, [(0, 0, b"after")])
+    got = read_all(tmp_path, data)
+    assert_agree(got)
+    (error,) = got["reference_errors"]
+    cause = "Incorrect declared batch size, premature EOF reached: 3 records declared, the "
+    cause += "records end after 2"
+    # The count lies (a header field): at the batch, compressed or not.
+    assert error.position == len(first)
+    assert error.reason == cause
+    assert [r.offset for r in got["records"]] == [0, 3]
