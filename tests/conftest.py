@@ -102,6 +102,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         names = set(code.co_names) if code is not None else set()
         if _CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())) or _CORPUS_NAMES & names:
             item.add_marker(pytest.mark.corpus)
+    # A process holds a classic or a Connect session, not both (pyspark's builder refuses the
+    # mix): the Connect tests run last and end the classic session the others share.
+    items.sort(key=lambda item: item.path.name == "test_spark_connect.py")
 
 
 _SET_FIXTURES = {"corpus_set": None, "valid_corpus_set": True, "damaged_corpus_set": False}

@@ -110,6 +110,10 @@ def remote(connect_url):
     from pyspark.sql import SparkSession
 
     saved = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
+    # These tests run last (tests/conftest.py): the classic session the other tests share
+    # ends here, or builder.remote() refuses with SESSION_ALREADY_EXIST.
+    if SparkSession._instantiatedSession is not None:
+        SparkSession._instantiatedSession.stop()
     session = SparkSession.builder.remote(connect_url).getOrCreate()
     try:
         yield session
