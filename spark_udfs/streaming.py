@@ -143,7 +143,9 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ref, fs, path = locate(self.options.base.path)
         self.storage = storage = storage_of(ref, fs)
         try:
-            return keyed(find(storage, path).partitions)
+            wanted = self.options.base.topics  # subscribe / subscribePattern / assign
+            found = find(storage, path).partitions
+            return keyed([pf for pf in found if wanted.accepts(pf.topic, pf.partition)])
         except KafkaFormatError:
             # A log dir with no partition yet (or a glob none matches yet, in a directory
             # that exists) is a stream with nothing to read so far, as a topic that has no
@@ -250,8 +252,11 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not ranges:
             return []
         # Every other partition gets the empty range [0, 0): the planner skips it unread.
+        # The stream judged data loss above, in its own words; the batch planner's check
+        # (the same rule for a batch read's startingOffsets) must not judge it again.
         base = replace(
             self.options.base,
+            fail_on_data_loss=False,
             starting_offsets=PerPartition(0, {tp: r[0] for tp, r in ranges.items()}),
             ending_offsets=PerPartition(0, {tp: r[1] for tp, r in ranges.items()}),
             starting_timestamps=PerPartition(),

@@ -371,6 +371,20 @@ def test_starting_offsets_latest_and_json(tmp_path):
     assert read_all(r, {"t": {"0": 3}}, {"t": {"0": 6}}) == [b"v3", b"v4", b"v5"]
 
 
+def test_subscribe_and_assign_choose_the_partitions_a_stream_follows(tmp_path):
+    for topic, partition in (("a", 0), ("a", 1), ("b", 0)):
+        w = writer(tmp_path, topic, partition)
+        for i in range(3):
+            w.append([Message(b"k", f"{topic}{partition}-{i}".encode())])
+        w.close()
+    r = reader(tmp_path, subscribe="a")
+    assert r.latestOffset(r.initialOffset(), None) == {"a": {"0": 3, "1": 3}}
+    r = reader(tmp_path, assign='{"b":[0]}')
+    end = r.latestOffset(r.initialOffset(), None)
+    assert end == {"b": {"0": 3}}
+    assert read_all(r, r.initialOffset(), end) == [b"b0-0", b"b0-1", b"b0-2"]
+
+
 def test_stream_options_are_checked(tmp_path):
     with pytest.raises(OptionError, match="not valid in a streaming read"):
         parse_stream_options({"path": str(tmp_path), "endingOffsets": "latest"})
