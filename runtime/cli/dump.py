@@ -136,7 +136,7 @@ def _dump_one_log(
         path,
         records=deep,
         verify_crc="report",
-        errors="skip",
+        errors=options.errors,
         report=report,
         **_max_bytes(options),
     )
@@ -296,6 +296,7 @@ examples:
   kafka-format dump --jsonl --value-decoder string orders-0   # values as text, not base64
   kafka-format dump --jsonl --batches 00000000000000000000.log     # batch headers as JSON
   cat 00000000000000000000.log | kafka-format dump --jsonl /dev/stdin   # pipes and FIFOs
+  kafka-format dump --jsonl --salvage damaged-0 > rescued.jsonl   # every intact batch
   kafka-format dump recovery-point-offset-checkpoint orders-0/partition.metadata
   kafka-format dump 00000000000000000000.index 00000000000000000000.timeindex
   kafka-format dump --verify-index-only orders-0/*.index orders-0/*.timeindex
@@ -311,6 +312,9 @@ that do not match are listed on stderr after everything was dumped ("Mismatches 
 "Found timestamp mismatch in :FILE", ...). Progress goes to stderr when it is a terminal
 (and stdout is not) and there are a few MB to read. Exit status: 0 when everything read is
 intact, 1 when something is damaged (still dumped as far as it reads), 2 for bad arguments.
+A log is read up to framing damage (a broken length or magic: nothing after it can be framed
+by its lengths); --salvage reports that damage and goes on at the next whole batch whose CRC
+holds, to the end of the file, so that every intact batch of a damaged log is dumped.
 """
 
 
@@ -418,6 +422,11 @@ def register(sub) -> None:
         type=positive_int,
         help="bound on one batch's decompressed size (default 256 MiB)",
     )
+    d.add_argument(
+        "--salvage",
+        action="store_true",
+        help="for logs: read on past framing damage, at the next whole batch whose CRC holds",
+    )
     d.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     d.set_defaults(run=_run_dump, dump_parser=d)
 
@@ -468,5 +477,6 @@ def _run_dump(args: argparse.Namespace) -> int:
         max_message_size=args.max_message_size,
         quiet=args.quiet,
         record_decoder=record_decoder,
+        salvage=args.salvage,
     )
     return dump(files, options)

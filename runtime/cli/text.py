@@ -95,6 +95,13 @@ class DumpOptions:
     #: ``--canonical``: ``--jsonl`` lines in the corpus's form only, without where each
     #: record was (topic, partition, file, position).
     canonical: bool = False
+    #: ``--salvage``: read logs on past framing damage (``errors="salvage"``).
+    salvage: bool = False
+
+    @property
+    def errors(self) -> str:
+        """The read API's ``errors`` for logs: never strict (a dump reports and goes on)."""
+        return "salvage" if self.salvage else "skip"
 
     @property
     def decoding(self) -> bool:

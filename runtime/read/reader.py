@@ -6,13 +6,15 @@
 Errors: ``errors="strict"`` (the default) raises the first :class:`KafkaFormatError`;
 ``errors="skip"`` yields a damaged batch with ``batch.error`` set (and no records), notes the
 error in ``report`` and goes on with the next frame, which is possible whenever the damaged
-batch's frame (its length) is intact. Truncated tails are never errors; they are noted in
+batch's frame (its length) is intact; ``errors="salvage"`` does what skip does and, at framing
+damage, notes it in ``report`` too and goes on at the next whole batch whose CRC holds, to the
+end of the file (``read/salvage.py``). Truncated tails are never errors; they are noted in
 ``report.truncated``, like kafka-dump-log's "Found N invalid bytes at the end".
 
 What lies at each position is ``format.framing.judge``'s verdict, the same for every reader:
 framing damage (a length below 14, an invalid magic, a length running past the end before
 whole batches) ends the file with a :class:`FramingError` whose ``resume`` names the next
-batch whose CRC holds, where a salvaging reader could go on.
+batch whose CRC holds, where ``errors="salvage"`` goes on.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from ..format.batches import ReadOptions, read_batch, read_header
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import iter_frames, iter_stream_frames
 from ..model import Batch, ControlType, Record, Report
+from .salvage import iter_salvaged_frames
 from .sources import LogInput, Source, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
-Errors = Literal["strict", "skip"]
+Errors = Literal["strict", "skip", "salvage"]
+ERRORS = ("strict", "skip", "salvage")
 Isolation = Literal["read_uncommitted", "read_committed"]
 
 
@@ -48,10 +52,14 @@ def iter_batches(
     records (e.g. control batches). ``verify_crc="report"`` computes every CRC into
     ``batch.computed_crc`` without failing on a mismatch, so a damaged batch's records can
     still be looked at (as kafka-dump-log does). ``name`` labels bytes and streams in errors.
+    ``errors``: see the module's docstring; under "salvage" a stream that cannot be mapped is
+    read into memory first (the walk looks ahead for the next whole batch).
     """
-    if errors not in ("strict", "skip"):
-        raise ValueError(f"errors must be 'strict' or 'skip', not {errors!r}")
+    check_errors(errors)
     report = report if report is not None else Report()
+    if errors == "salvage" and reads_once(source):
+        source, read_name = read_once(source)
+        name = name or read_name
     for log in resolve(source, name=name):
         yield from _file_batches(log, records, verify_crc, errors, max_decompressed_bytes, report)
 
@@ -67,7 +75,9 @@ def _file_batches(
     decode_all = ReadOptions(verify_crc, True, max_bytes)
     header_only = ReadOptions(verify_crc, False, max_bytes)
     with log.open() as opened:
-        if isinstance(opened, memoryview):
+        if isinstance(opened, memoryview) and errors == "salvage":
+            frames = iter_salvaged_frames(opened, log.name, report.errors, report.truncated)
+        elif isinstance(opened, memoryview):
             frames = iter_frames(opened, file=log.name, tails=report.truncated)
         else:
             frames = iter_stream_frames(opened, file=log.name, tails=report.truncated)
@@ -99,6 +109,11 @@ def _file_batches(
             if errors == "strict":
                 raise
             report.errors.append(exc)
+
+
+def check_errors(errors: str) -> None:
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be 'strict', 'skip' or 'salvage', not {errors!r}")
 
 
 def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
@@ -165,14 +180,19 @@ def iter_records(
     if aborted is None:
         # The first pass reports nothing: the second sees the same batches and reports them.
         aborted = collect_aborted(
-            iter_batches(source, records=_is_control, **{**common, "errors": "skip"}),
+            iter_batches(source, records=_is_control, **{**common, "errors": _lenient(errors)}),
             source,
         )
     yield from aborted.filter(iter_batches(source, report=report, **common))
+
+
+def _lenient(errors: Errors) -> Errors:
+    """The first read_committed pass never stops at damage, and salvages what salvage reads."""
+    return "salvage" if errors == "salvage" else "skip"
 
 
 def _is_control(batch: Batch) -> bool:
     return batch.is_control
 
 
-__all__ = ["ControlType", "damaged_batch", "iter_batches", "iter_records"]
+__all__ = ["ERRORS", "ControlType", "check_errors", "damaged_batch", "iter_batches", "iter_records"]
