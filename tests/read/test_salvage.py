@@ -508,3 +508,30 @@ def test_errors_are_kafka_format_errors():
     report = Report()
     list(iter_records(bytes(data), errors="salvage", report=report))
     assert report.errors and all(isinstance(e, KafkaFormatError) for e in report.errors)
+
+
+# --- verify -----------------------------------------------------------------------------------
+
+
+def test_verify_reports_every_damaged_region_and_checks_what_follows(tmp_path):
+    from kafka_format.runtime.cli import main
+
+    data = bytearray(LOG.data)
+    data[LOG.spans[2][0] + 16] = 9  # framing: invalid magic
+    data[LOG.spans[5][1] - 3] ^= 1  # CRC, after the first framing damage
+    a8 = LOG.spans[8][0]
+    data[a8 + 8 : a8 + 12] = (1 << 30).to_bytes(4, "big")  # framing: broken length
+    path = write(bytes(data), tmp_path)
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        status = main(["verify", "--json", path])
+    assert status == 1  # as before: damage found
+    found = json.loads(out.getvalue())["files"][0]
+    errors = [(p["position"], p["check"]) for p in found["problems"] if p["severity"] == "error"]
+    assert errors == [(LOG.spans[2][0], "framing"), (LOG.spans[5][0], "crc"), (a8, "framing")]
+    # the same damage list as the salvaging readers
+    _, damage = check_all_paths(bytes(data))
+    assert [d[0] for d in damage] == [e[0] for e in errors]
+    # every batch the walk reached is counted, and the records of the intact ones
+    assert found["counts"]["batches"] == len(LOG.spans) - 2
+    assert found["counts"]["records"] == len(LOG.kept({2, 5, 8}))
