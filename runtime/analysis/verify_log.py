@@ -109,6 +109,8 @@ class _Walk:
     tail: TruncatedTail | None
     #: Framing damage: where the walk stopped or, salvaging, every damaged region it passed.
     damages: list[FramingError]
+    #: Whether the walk went on past framing damage (``errors="salvage"``'s walk).
+    salvaged: bool = False
 
     @property
     def readable(self) -> np.ndarray:
@@ -151,7 +153,7 @@ def _salvage_walk(view: memoryview, name: str) -> _Walk:
     # The end is where Kafka's reader stops (the first damage, or the tail): index entries
     # past it point where no broker reads, whatever was salvaged after it.
     end = damages[0].position if damages else tail.position if tail is not None else len(view)
-    return _Walk(np.concatenate(parts), end, tail, damages)
+    return _Walk(np.concatenate(parts), end, tail, damages, salvaged=True)
 
 
 def _infos(walk: _Walk) -> list[BatchInfo]:
@@ -309,7 +311,8 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
     name = str(path)
     found = Report()
     offsets, stamps, key_parts = [], [], []
-    for chunk in iter_arrow_batches(name, errors="salvage", report=found):
+    mode = "salvage" if walk.salvaged else "skip"
+    for chunk in iter_arrow_batches(name, errors=mode, report=found):
         offsets.append(chunk.column("offset").to_numpy())
         stamps.append(chunk.column("timestamp").cast(pa.int64()))
         if keys:
@@ -399,7 +402,11 @@ def scan_log(
     # One map at a time: the walk's map is closed (its pages with it) before the fast path
     # maps the file again and gives back what it has decoded.
     with LogInput(name, path=path).open() as view:
-        walk = _walk(view, name, salvage=True)
+        walk = _walk(view, name)
+        if walk.damages:
+            # Past framing damage as errors="salvage" reads (its walk checks every CRC as it
+            # goes, so an intact log keeps the plain walk).
+            walk = _walk(view, name, salvage=True)
     rows = _fast_rows(path, walk, keys)
     if rows is None:
         with LogInput(name, path=path).open() as view:
