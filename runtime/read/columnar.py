@@ -129,7 +129,8 @@ def iter_arrow_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
-    Options as :func:`~.reader.iter_records`. ``threads``: worker threads decoding ahead
+    Options as :func:`~.reader.iter_records` (``errors="salvage"`` reads on past framing
+    damage, by the same walk: the same rows and damage). ``threads``: worker threads decoding ahead
     (default: 2, or 1 on a one-core machine); 1 decodes in the calling thread only.
     ``progress``: told each file's size and how far its records were yielded.
     ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and

@@ -336,6 +336,13 @@ def test_files_directories_and_streams(tmp_path):
     table = read_table(str(part), errors="salvage", report=report)
     assert table.column("offset").to_pylist() == [r["offset"] for r in expected]
     assert [(e.file, e.position) for e in report.errors] == [(path, a)]
+    # a stream that cannot be mapped (a pipe) is read into memory, then salvaged alike
+    read, written = os.pipe()
+    with os.fdopen(written, "wb") as sink:
+        sink.write(bytes(data))
+    with os.fdopen(read, "rb") as pipe:
+        table = read_table(pipe, errors="salvage")
+    assert table.column("offset").to_pylist() == [r["offset"] for r in expected]
 
 
 def test_read_committed_salvages_too():
