@@ -61,9 +61,10 @@ def _follows_cleanly(view: memoryview, pos: int, limit: int) -> bool:
 
 
 def _inside(view: memoryview, pos: int, end: int, limit: int) -> int | None:
-    """The first whole batch starting inside the frame ``view[pos:end]``, if any."""
-    found = resync(view, pos + 1, limit)
-    return found if found is not None and found < end else None
+    """The first whole batch starting inside the frame ``view[pos:end]``, if any. Only starts
+    inside it are looked at: a file whose every CRC fails costs a search of each frame once,
+    not of the rest of the file per frame."""
+    return resync(view, pos + 1, limit, window=end - pos - 1)
 
 
 def _resume(view: memoryview, damage: Damage, limit: int) -> int | None:
