@@ -23,7 +23,7 @@ LATEST = -1
 DEFAULT_MAX_BYTES_PER_PARTITION = 128 * 1024 * 1024  # as spark.sql.files.maxPartitionBytes
 DEFAULT_CORRUPT_COLUMN = "_corrupt_batch"
 
-Mode = Literal["PERMISSIVE", "DROPMALFORMED", "FAILFAST"]
+Mode = Literal["PERMISSIVE", "DROPMALFORMED", "FAILFAST", "SALVAGE"]
 IsolationLevel = Literal["read_uncommitted", "read_committed"]
 TimestampStrategy = Literal["latest", "error"]
 STRATEGIES = ("latest", "error")
@@ -178,9 +178,10 @@ def _choice(given: dict[str, str], name: str, allowed: tuple[str, ...]):
 
 def _mode(given: dict[str, str]) -> Mode:
     value = given.get("mode", "FAILFAST").strip().upper()
-    if value not in ("PERMISSIVE", "DROPMALFORMED", "FAILFAST"):
+    if value not in ("PERMISSIVE", "DROPMALFORMED", "FAILFAST", "SALVAGE"):
         raise OptionError(
-            f"option mode must be PERMISSIVE, DROPMALFORMED or FAILFAST, not {given['mode']!r}"
+            "option mode must be PERMISSIVE, DROPMALFORMED, FAILFAST or SALVAGE, "
+            f"not {given['mode']!r}"
         )
     return value  # type: ignore[return-value]
 

@@ -14,7 +14,11 @@ it and the batch's base offset); DROPMALFORMED drops the batch; PERMISSIVE drops
 when the schema has the corrupt-batch column adds a row for it: topic, partition, ``offset`` =
 the batch's base offset, the column = the error (string) or the batch's bytes (binary), every
 other column null. A damaged frame length ends the split (nothing after it can be framed); a
-truncated batch at the end of the file is not damage, as for Kafka.
+truncated batch at the end of the file is not damage, as for Kafka. SALVAGE (the runtime's
+``errors="salvage"``) reads the split's bytes in one piece and walks them with
+``read/salvage.py``: damage is handled as under PERMISSIVE, and framing damage is reported and
+passed over to the next whole batch whose CRC holds, so the split gives what ``read_table(...,
+errors="salvage")`` gives for its bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from ..runtime.format.batches import check_crc, read_header
 from ..runtime.format.framing import LOG_OVERHEAD, Frame, iter_frames
 from ..runtime.model import Batch, Report
 from ..runtime.read.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
+from ..runtime.read.salvage import iter_salvaged_frames
 from ._fs import FsRef
 from ._options import KafkaLogOptions
 from ._planning import KafkaLogSplit
@@ -132,7 +137,9 @@ class _SplitReader:
 
     def run(self) -> Iterator[pa.RecordBatch]:
         position, end = self.split.start, min(self.split.end, self.reader.size())
-        want = CHUNK_BYTES
+        salvage = self.options.mode == "SALVAGE"
+        # The salvage walk looks ahead to the split's end: it reads the split in one piece.
+        want = end - position if salvage else CHUNK_BYTES
         while position < end and not self.stopped:
             data = self.reader.read(position, min(want, end - position))
             self.counters.add_bytes(len(data))
@@ -170,8 +177,19 @@ class _SplitReader:
         tails: list = []
         run_start = run_end = None
         consumed = 0
+        framing: list = []  # SALVAGE: framing damage the walk passed, reported in order
+        if self.options.mode == "SALVAGE":
+            frames = iter_salvaged_frames(data, self.split.name, framing, tails)
+        else:
+            frames = iter_frames(data, file=self.split.name, tails=tails)
         try:
-            for frame in iter_frames(data, file=self.split.name, tails=tails):
+            for frame in frames:
+                if run_start is not None and (framing or frame.position != run_end):
+                    yield from self._run(data, base, run_start, run_end)  # runs are contiguous
+                    run_start = None
+                for exc in framing:
+                    yield from self._damage(self._relocate(exc, base), data, base)
+                framing.clear()
                 consumed = frame.position + frame.size
                 keep, error = self._decide(frame)
                 if error is not None:
@@ -198,6 +216,8 @@ class _SplitReader:
             return len(data)
         if run_start is not None:
             yield from self._run(data, base, run_start, run_end)
+        for exc in framing:
+            yield from self._damage(self._relocate(exc, base), data, base)
         if self.stopped or not tails:
             return len(data)
         return tails[0].position
@@ -269,7 +289,7 @@ class _SplitReader:
         if mode == "FAILFAST":
             raise exc
         column = self.output.corrupt_column
-        if mode != "PERMISSIVE" or column is None:
+        if mode not in ("PERMISSIVE", "SALVAGE") or column is None:
             return
         schema = self.output.schema
         if pa.types.is_binary(schema.field(column).type):

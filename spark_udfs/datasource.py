@@ -57,8 +57,8 @@ option                          default               meaning
                                                       names
 ``endingTimestamp``,            none                  stop before the first record with timestamp
 ``endingOffsetsByTimestamp``                          >= the given one
-``mode``                        ``FAILFAST``          ``FAILFAST``, ``DROPMALFORMED`` or
-                                                      ``PERMISSIVE``: see below
+``mode``                        ``FAILFAST``          ``FAILFAST``, ``DROPMALFORMED``,
+                                                      ``PERMISSIVE`` or ``SALVAGE``: see below
 ``columnNameOfCorruptRecord``   ``_corrupt_batch``    PERMISSIVE's corrupt-batch column
 ``verifyCrc``                   ``true``              check each batch's CRC (CRC-32C / CRC-32)
 ``maxDecompressedBytes``        ``256m``              bound on one batch's decompressed size
@@ -105,10 +105,15 @@ inflates past ``maxDecompressedBytes``) follow Spark's file-source modes:
   row: ``topic``, ``partition``, ``offset`` = its base offset, the column = the error
   (``string``) or the batch's raw bytes (``binary``, ready for ``kafka_batches``), other
   columns null. E.g. ``.schema(KAFKA_SCHEMA_DDL + ", _corrupt_batch string")``.
+* ``SALVAGE``: as ``PERMISSIVE``, and framing damage (a broken length or magic, a zeroed or
+  overwritten region) is passed over too: it is reported (a row in the corrupt-batch column,
+  when the schema has one) and the read goes on at the next whole batch whose CRC holds, to
+  the end of the split, as the runtime's ``errors="salvage"`` reads (the same rows as
+  ``read_table(path, errors="salvage")``). A split is then read in one piece.
 
 Every mode counts damaged batches in ``register(spark).corrupt_batches``. A truncated batch at
 the end of a file is not damage (Kafka stops reading there too), and a damaged length field
-ends that task's read of the segment.
+ends that task's read of the segment (but under ``SALVAGE``).
 
 What is read is what the broker serves, on every path and every glob match, by the rules of
 the runtime (``kafka_format.runtime.read.sources.discover``; Kafka's ``LocalLog`` and

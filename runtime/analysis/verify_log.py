@@ -3,14 +3,17 @@ path.
 
 The frames come from the numba frame scan (``fastscan.scan_frames``, the walker's rules) into a
 header table, and the end of the walk from ``framing.end_of_walk`` (a truncated tail, or
-damage). The records come through the columnar fast path (``columnar.iter_arrow_batches``,
-``errors="skip"``): CRCs, decompression and record decoding in the kernels, with the reference
-reader's verdicts. Rows carry no batch position, so they are laid back onto the frames by
-count (a v2 data batch without damage yields ``records_count`` rows, a v0/v1 message one, a
-v0/v1 wrapper as many as it holds); when the counts do not add up, or an error cannot be laid
-on a frame, the records are taken from the reference decoder instead. The checks themselves
-(offsets inside their batch and increasing, gaps, timestamps, partitioner placement) are made
-on numpy arrays over all records at once, and reported batch by batch in file order.
+damage). ``verify`` reads on past framing damage as ``errors="salvage"`` does
+(``read/salvage.py``): every damaged region is reported, and the batches after it are
+checked like the others. The records come through the columnar fast path
+(``columnar.iter_arrow_batches``, ``errors="salvage"``, the same walk): CRCs, decompression
+and record decoding in the kernels, with the reference reader's verdicts. Rows carry no batch
+position, so they are laid back onto the frames by count (a v2 data batch without damage
+yields ``records_count`` rows, a v0/v1 message one, a v0/v1 wrapper as many as it holds); when
+the counts do not add up, or an error cannot be laid on a frame, the records are taken from
+the reference decoder instead. The checks themselves (offsets inside their batch and
+increasing, gaps, timestamps, partitioner placement) are made on numpy arrays over all
+records at once, and reported batch by batch in file order.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ..format.framing import Frame, end_of_walk, iter_frames
 from ..kernels import fastscan as fs
 from ..model import Report, TruncatedTail
 from ..progress import Progress
+from ..read.salvage import salvage_scan
 from ..read.sources import LogInput
 from .placement import PartitionPlacement
 from .report import MAX_LISTED_GAPS, FileReport
@@ -103,7 +107,10 @@ class _Walk:
     table: np.ndarray
     end: int
     tail: TruncatedTail | None
-    damage: FramingError | None
+    #: Framing damage: where the walk stopped or, salvaging, every damaged region it passed.
+    damages: list[FramingError]
+    #: Whether the walk went on past framing damage (``errors="salvage"``'s walk).
+    salvaged: bool = False
 
     @property
     def readable(self) -> np.ndarray:
@@ -111,7 +118,9 @@ class _Walk:
         return self.table[:, fs.F_HEADER_OK] == 1
 
 
-def _walk(view: memoryview, name: str) -> _Walk:
+def _walk(view: memoryview, name: str, salvage: bool = False) -> _Walk:
+    if salvage:
+        return _salvage_walk(view, name)
     buf = np.frombuffer(view, np.uint8)
     limit = len(buf)
     table = np.empty((_TABLE_ROWS, fs.FRAME_COLUMNS), np.int64)
@@ -124,7 +133,27 @@ def _walk(view: memoryview, name: str) -> _Walk:
             break
     del buf  # the map closes only when no array holds it
     tail, damage = end_of_walk(view, pos, limit, name)
-    return _Walk(np.concatenate(parts), pos, tail, damage)
+    return _Walk(np.concatenate(parts), pos, tail, [] if damage is None else [damage])
+
+
+def _salvage_walk(view: memoryview, name: str) -> _Walk:
+    """The walk of ``errors="salvage"``: on past framing damage, to the end of the file."""
+    buf = np.frombuffer(view, np.uint8)
+    parts = [np.empty((0, fs.FRAME_COLUMNS), np.int64)]
+    damages: list[FramingError] = []
+    tail = None
+    for item in salvage_scan(buf, view, name, _NO_BUDGET, _NO_BUDGET, 1):
+        if isinstance(item, FramingError):
+            damages.append(item)
+        elif isinstance(item, TruncatedTail):
+            tail = item
+        else:
+            parts.append(item)
+    del buf  # the map closes only when no array holds it
+    # The end is where Kafka's reader stops (the first damage, or the tail): index entries
+    # past it point where no broker reads, whatever was salvaged after it.
+    end = damages[0].position if damages else tail.position if tail is not None else len(view)
+    return _Walk(np.concatenate(parts), end, tail, damages, salvaged=True)
 
 
 def _infos(walk: _Walk) -> list[BatchInfo]:
@@ -282,7 +311,8 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
     name = str(path)
     found = Report()
     offsets, stamps, key_parts = [], [], []
-    for chunk in iter_arrow_batches(name, errors="skip", report=found):
+    mode = "salvage" if walk.salvaged else "skip"
+    for chunk in iter_arrow_batches(name, errors=mode, report=found):
         offsets.append(chunk.column("offset").to_numpy())
         stamps.append(chunk.column("timestamp").cast(pa.int64()))
         if keys:
@@ -291,9 +321,10 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
     starts = walk.table[:, fs.F_POS]
     ends = starts + walk.table[:, fs.F_SIZE]
     errors = {}
+    framing = {exc.position for exc in walk.damages}
     for exc in found.errors:
-        if isinstance(exc, FramingError) and exc.position == walk.end:
-            continue  # the end of the walk: reported from the walk
+        if isinstance(exc, FramingError) and exc.position in framing:
+            continue  # framing damage: reported from the walk
         # Keyed by the frame that holds the damage (record damage is named at its record).
         if exc.position is None:
             return None
@@ -380,6 +411,10 @@ def scan_log(
     # maps the file again and gives back what it has decoded.
     with LogInput(name, path=path).open() as view:
         walk = _walk(view, name)
+        if walk.damages:
+            # Past framing damage as errors="salvage" reads (its walk checks every CRC as it
+            # goes, so an intact log keeps the plain walk).
+            walk = _walk(view, name, salvage=True)
     rows = _fast_rows(path, walk, keys)
     if rows is None:
         with LogInput(name, path=path).open() as view:
@@ -429,8 +464,8 @@ def _report_damage(walk: _Walk, rows: _Rows, report: FileReport) -> None:
     for exc in rows.errors.values():
         check = "crc" if isinstance(exc, CrcMismatchError) else "batch"
         report.from_exception(check, exc)
-    if walk.damage is not None:
-        report.from_exception("framing", walk.damage)
+    for damage in walk.damages:
+        report.from_exception("framing", damage)
     if walk.tail is not None:
         tail = walk.tail
         report.warning("truncated-tail", messages.truncated_tail(tail.size), tail.position)

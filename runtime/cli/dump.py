@@ -158,7 +158,7 @@ def _dump_ranged(
         path,
         records=deep or counting,
         verify_crc="report",
-        errors="skip",
+        errors=options.errors,
         report=report,
         **_max_bytes(options),
         **range_bounds(options),
@@ -234,7 +234,7 @@ def _dump_one_log(
         path,
         records=deep,
         verify_crc="report",
-        errors="skip",
+        errors=options.errors,
         report=report,
         **_max_bytes(options),
     )
@@ -408,6 +408,7 @@ examples:
   kafka-format dump --jsonl --value-decoder string orders-0   # values as text, not base64
   kafka-format dump --jsonl --batches 00000000000000000000.log     # batch headers as JSON
   cat 00000000000000000000.log | kafka-format dump --jsonl /dev/stdin   # pipes and FIFOs
+  kafka-format dump --jsonl --salvage damaged-0 > rescued.jsonl   # every intact batch
   kafka-format dump recovery-point-offset-checkpoint orders-0/partition.metadata
   kafka-format dump 00000000000000000000.index 00000000000000000000.timeindex
   kafka-format dump --verify-index-only orders-0/*.index orders-0/*.timeindex
@@ -440,6 +441,9 @@ that do not match are listed on stderr after everything was dumped ("Mismatches 
 "Found timestamp mismatch in :FILE", ...). Progress goes to stderr when it is a terminal
 (and stdout is not) and there are a few MB to read. Exit status: 0 when everything read is
 intact, 1 when something is damaged (still dumped as far as it reads), 2 for bad arguments.
+A log is read up to framing damage (a broken length or magic: nothing after it can be framed
+by its lengths); --salvage reports that damage and goes on at the next whole batch whose CRC
+holds, to the end of the file, so that every intact batch of a damaged log is dumped.
 """
 
 
@@ -562,6 +566,11 @@ def register(sub) -> None:
         type=positive_int,
         help="bound on one batch's decompressed size (default 256 MiB)",
     )
+    d.add_argument(
+        "--salvage",
+        action="store_true",
+        help="for logs: read on past framing damage, at the next whole batch whose CRC holds",
+    )
     d.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     ranges = d.add_argument_group(
         "ranges, per partition, as kcat's -o and -c (logs only; see the examples)"
@@ -681,5 +690,6 @@ def _run_dump(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         record_decoder=record_decoder,
         range=rng,
+        salvage=args.salvage,
     )
     return dump(files, options)

@@ -7,7 +7,7 @@ twenty-seven. The lines are the ones ``iter_records`` and ``format/jsonform.reco
 ``topic``, ``partition``, ``file`` and ``position`` (the byte position of the record's batch),
 so that a record can be found again (the tests compare them on the corpus and on generated and
 damaged logs), and so is what goes wrong: a damaged batch is named on stderr, the records of
-every intact one are printed.
+every intact one are printed (with ``--salvage``, those after framing damage too).
 
 A record whose timestamp Arrow's microseconds cannot hold is printed with a null timestamp, as
 every Arrow reader returns it, and one line on stderr says where the first one is and how many
@@ -112,7 +112,7 @@ def _records(
         isolation=options.isolation,  # type: ignore[arg-type]
         include_headers=True,
         verify_crc=options.verify_crc,
-        errors="skip",
+        errors=options.errors,  # type: ignore[arg-type]
         report=report,
         progress=progress,
         include_position=not options.canonical,
@@ -154,7 +154,7 @@ def _writer(out: TextIO):
 def _batch_headers(
     path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
 ) -> int:
-    read: dict[str, Any] = dict(verify_crc=options.verify_crc, errors="skip", report=report)
+    read: dict[str, Any] = dict(verify_crc=options.verify_crc, errors=options.errors, report=report)
     read.update(_max_bytes(options))
     read.update(range_bounds(options))
     # A count is of records: then they are decoded, to be counted.

@@ -98,6 +98,13 @@ class DumpOptions:
     canonical: bool = False
     #: ``-o`` / ``-c`` / ``--from`` / ``--to``: the range of each partition to dump.
     range: Range | None = None
+    #: ``--salvage``: read logs on past framing damage (``errors="salvage"``).
+    salvage: bool = False
+
+    @property
+    def errors(self) -> str:
+        """The read API's ``errors`` for logs: never strict (a dump reports and goes on)."""
+        return "salvage" if self.salvage else "skip"
 
     @property
     def decoding(self) -> bool:

@@ -24,7 +24,9 @@ the route is different:
    successive chunks overlap on two cores.
 4. The generator takes chunk results in file order: rows become record batches of at most
    ``batch_rows`` rows; a damaged batch raises (``errors="strict"``), after the rows of the
-   batches before it, or is reported (``"skip"``), in the reference's order.
+   batches before it, or is reported (``"skip"``, ``"salvage"``), in the reference's order.
+   Under ``"salvage"`` the frames come from ``salvage.salvage_scan`` (the reference's walk,
+   past framing damage) instead of step 1's scan alone.
 
 Memory stays bounded whatever the file size: a chunk is ~16 MiB of frames at most (compressed
 bytes count four times), at most four are alive at once, and the pages of a mapped file
@@ -76,7 +78,8 @@ from .plan import prepare_v2 as _prepare_v2
 from .plan import prepare_wrapper as _prepare_wrapper
 from .plan import wrapper_value as wrapper_value
 from .ranges import Range, Window, clip_rows, limit_rows, overlapping, windows
-from .reader import Errors, Isolation, damaged_batch
+from .reader import Errors, Isolation, check_errors, damaged_batch
+from .salvage import salvage_scan
 from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
@@ -134,7 +137,8 @@ def iter_arrow_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
-    Options as :func:`~.reader.iter_records`. ``threads``: worker threads decoding ahead
+    Options as :func:`~.reader.iter_records` (``errors="salvage"`` reads on past framing
+    damage, by the same walk: the same rows and damage). ``threads``: worker threads decoding ahead
     (default: 2, or 1 on a one-core machine); 1 decodes in the calling thread only.
     ``progress``: told each file's size and how far its records were yielded.
     ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and
@@ -143,8 +147,7 @@ def iter_arrow_batches(
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
-    if errors not in ("strict", "skip"):
-        raise ValueError(f"errors must be 'strict' or 'skip', not {errors!r}")
+    check_errors(errors)
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be at least 1, not {batch_rows}")
     opts = _Options(
@@ -157,12 +160,14 @@ def iter_arrow_batches(
         report=report if report is not None else Report(),
         progress=progress,
         locate=include_position,
+        salvage=errors == "salvage",
     )
     committed: _CommittedFilter | None = None
     name = None
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
-    if (isolation == "read_committed" or rng is not None) and reads_once(source):
-        # Two passes over a stream (or a pipe's path) need it in memory.
+    if (isolation == "read_committed" or rng is not None or opts.salvage) and reads_once(source):
+        # Two passes over a stream (or a pipe's path) need it in memory; so does the salvage
+        # walk, which looks ahead.
         source, name = read_once(source)
     if isolation == "read_committed":
         committed = _CommittedFilter(_collect_aborted(source, opts, name))
@@ -299,6 +304,8 @@ class _Pipeline:
 class _FileEnd:
     tail: TruncatedTail | None = None
     error: FramingError | None = None
+    #: Framing damage that ``errors="salvage"`` reads past: the file goes on.
+    more: bool = False
 
 
 @dataclass(slots=True)
@@ -335,9 +342,12 @@ def _log_batches(
         pending: deque[tuple[_Chunk, Future]] = deque()
         deferred: _Chunk | None = None  # the first chunk waits: one chunk needs no threads
         try:
-            items = (
-                _stream_chunks(log, inp, opts) if inp.stream else _buffer_chunks(log, inp, window)
-            )
+            if opts.salvage and not inp.stream:
+                items = _salvage_chunks(log, inp, window)
+            elif inp.stream:
+                items = _stream_chunks(log, inp, opts)
+            else:
+                items = _buffer_chunks(log, inp, window)
             for item in items:
                 if isinstance(item, _FileEnd):
                     if deferred is not None:
@@ -351,6 +361,8 @@ def _log_batches(
                         if opts.strict:
                             raise item.error
                         opts.report.errors.append(item.error)
+                    if item.more:
+                        continue
                     break
                 if window is not None:
                     item.table = overlapping(item.table, window)  # the range's, undecoded
@@ -390,6 +402,25 @@ def _buffer_chunks(
             yield _FileEnd(*end_of_walk(view, nxt, limit, log.name))
             return
         pos = nxt
+
+
+def _salvage_chunks(
+    log: LogInput, inp: _Input, window: Window | None = None
+) -> Iterator[_Chunk | _FileEnd]:
+    """``_buffer_chunks`` under ``errors="salvage"``: the walk goes on past framing damage."""
+    start = 0 if window is None else window.start
+    end = None if window is None else window.end
+    for item in salvage_scan(
+        inp.buf, inp.view, log.name, _chunk_rows, CHUNK_BYTES, COMPRESSED_WEIGHT, start, end
+    ):
+        if isinstance(item, FramingError):
+            yield _FileEnd(error=item, more=True)
+        elif isinstance(item, TruncatedTail):
+            yield _FileEnd(tail=item)
+        else:
+            end = int(item[-1, fs.F_POS] + item[-1, fs.F_SIZE])
+            yield _Chunk(log.name, log.topic, log.partition, item, 0, inp.buf, inp.view, end)
+    yield _FileEnd()
 
 
 #: Records per chunk: a chunk becomes one or a few Arrow batches.
@@ -574,8 +605,11 @@ def _collect_aborted(source: Source, opts: _Options, name: str | None) -> Aborte
     def transactional_batches() -> Iterator[Batch]:
         for log in resolve(source, name=name):
             with _open_input(log) as inp:
-                for item in _buffer_chunks(log, inp):
+                chunks = _salvage_chunks(log, inp) if opts.salvage else _buffer_chunks(log, inp)
+                for item in chunks:
                     if isinstance(item, _FileEnd):
+                        if item.more:
+                            continue
                         break
                     yield from _transactional(item, opts)
 

@@ -56,6 +56,8 @@ class Options:
     progress: Progress | None = None
     #: Add each row's file and batch position (``include_position``).
     locate: bool = False
+    #: ``errors="salvage"``: read on past framing damage (``salvage.py``).
+    salvage: bool = False
 
 
 def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> bool:

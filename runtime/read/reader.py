@@ -6,13 +6,15 @@
 Errors: ``errors="strict"`` (the default) raises the first :class:`KafkaFormatError`;
 ``errors="skip"`` yields a damaged batch with ``batch.error`` set (and no records), notes the
 error in ``report`` and goes on with the next frame, which is possible whenever the damaged
-batch's frame (its length) is intact. Truncated tails are never errors; they are noted in
+batch's frame (its length) is intact; ``errors="salvage"`` does what skip does and, at framing
+damage, notes it in ``report`` too and goes on at the next whole batch whose CRC holds, to the
+end of the file (``read/salvage.py``). Truncated tails are never errors; they are noted in
 ``report.truncated``, like kafka-dump-log's "Found N invalid bytes at the end".
 
 What lies at each position is ``format.framing.judge``'s verdict, the same for every reader:
 framing damage (a length below 14, an invalid magic, a length running past the end before
 whole batches) ends the file with a :class:`FramingError` whose ``resume`` names the next
-batch whose CRC holds, where a salvaging reader could go on.
+batch whose CRC holds, where ``errors="salvage"`` goes on.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import iter_frames, iter_stream_frames
 from ..model import Batch, ControlType, Record, Report
 from .ranges import Range, Window, clip_records, limit_records, windows
+from .salvage import iter_salvaged_frames
 from .sources import Source, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
-Errors = Literal["strict", "skip"]
+Errors = Literal["strict", "skip", "salvage"]
+ERRORS = ("strict", "skip", "salvage")
 Isolation = Literal["read_uncommitted", "read_committed"]
 
 
@@ -56,6 +60,8 @@ def iter_batches(
     still be looked at (as kafka-dump-log does). ``name`` labels bytes and streams in errors.
     A range (the bounds as :func:`iter_records` takes them) gives the batches overlapping it,
     their ``records`` narrowed to the range's, up to the one holding the ``max_records``-th.
+    ``errors``: see the module's docstring; under "salvage" a stream that cannot be mapped is
+    read into memory first (the walk looks ahead for the next whole batch).
     """
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
     batches = _batches(
@@ -77,11 +83,11 @@ def _batches(
 ) -> Iterator[Batch]:
     """The batches of every window of ``source``; ``control``: control batches outside the
     range too (read_committed's walk needs every marker)."""
-    if errors not in ("strict", "skip"):
-        raise ValueError(f"errors must be 'strict' or 'skip', not {errors!r}")
+    check_errors(errors)
     report = report if report is not None else Report()
-    if rng is not None and reads_once(source):
-        source, read_name = read_once(source)  # a range reads the bytes twice
+    if (rng is not None or errors == "salvage") and reads_once(source):
+        # a range reads the bytes twice; salvage looks ahead for the next whole batch
+        source, read_name = read_once(source)
         name = name or read_name
     for window in windows(resolve(source, name=name), rng, from_start=control):
         yield from _file_batches(window, records, verify_crc, errors, max_bytes, report, control)
@@ -115,7 +121,11 @@ def _file_batches(
     header_only = ReadOptions(verify_crc, False, max_bytes)
     ranged = window.first is not None or window.last is not None
     with log.open() as opened:
-        if isinstance(opened, memoryview):
+        if isinstance(opened, memoryview) and errors == "salvage":
+            frames = iter_salvaged_frames(
+                opened, log.name, report.errors, report.truncated, window.start, window.end
+            )
+        elif isinstance(opened, memoryview):
             frames = iter_frames(
                 opened, file=log.name, start=window.start, end=window.end, tails=report.truncated
             )
@@ -162,6 +172,11 @@ def _wanted(frame, window: Window, name: str, control: bool) -> bool:
     except KafkaFormatError:
         return True
     return window.overlaps(header) or (control and header.is_control)
+
+
+def check_errors(errors: str) -> None:
+    if errors not in ERRORS:
+        raise ValueError(f"errors must be 'strict', 'skip' or 'salvage', not {errors!r}")
 
 
 def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
@@ -241,7 +256,7 @@ def iter_records(
     if aborted is None:
         # The first pass reports nothing: the second sees the same batches and reports them.
         aborted = collect_aborted(
-            iter_batches(source, records=_is_control, **{**common, "errors": "skip"}),
+            iter_batches(source, records=_is_control, **{**common, "errors": _lenient(errors)}),
             source,
         )
     batches = _batches(
@@ -256,8 +271,13 @@ def _data_records(batches: Iterator[Batch]) -> Iterator[Record]:
             yield from batch.records
 
 
+def _lenient(errors: Errors) -> Errors:
+    """The first read_committed pass never stops at damage, and salvages what salvage reads."""
+    return "salvage" if errors == "salvage" else "skip"
+
+
 def _is_control(batch: Batch) -> bool:
     return batch.is_control
 
 
-__all__ = ["ControlType", "damaged_batch", "iter_batches", "iter_records"]
+__all__ = ["ERRORS", "ControlType", "check_errors", "damaged_batch", "iter_batches", "iter_records"]
