@@ -604,3 +604,24 @@ def test_corpus_sets_with_a_zeroed_middle(corpus_set):
     expected = [_but_offset(r) for r in corpus_set.expected()]
     if corpus_set.crc_valid:
         assert all(_but_offset(r) in expected for r in records)
+
+
+@pytest.mark.parametrize("bounds", [(10, 50), (0, 30), (33, None)])
+def test_a_range_over_a_damaged_log_is_the_salvaged_records_in_it(tmp_path, bounds):
+    # A range and salvage together: the range's records of the salvaged read, on both paths.
+    start, end = bounds
+    data = bytearray(LOG.data)
+    lo, hi = LOG.spans[3][0] + 5, LOG.spans[4][1] - 3
+    data[lo:hi] = bytes(hi - lo)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    full = [r.offset for r in iter_records(str(path), errors="salvage")]
+    want = [o for o in full if o >= start and (end is None or o < end)]
+    assert len(want) < len(full)
+    got = [
+        r.offset
+        for r in iter_records(str(path), errors="salvage", start_offset=start, end_offset=end)
+    ]
+    table = read_table(str(path), errors="salvage", start_offset=start, end_offset=end)
+    assert got == want
+    assert table.column("offset").to_pylist() == want
