@@ -26,7 +26,8 @@ class Placed(Protocol):
     def line(self) -> str: ...
 
 
-Severity = Literal["error", "warning"]
+#: A note is what a healthy log may hold and an auditor may want to know (compaction's gaps).
+Severity = Literal["error", "warning", "note"]
 #: Gaps listed in a report before the rest are only counted.
 MAX_LISTED_GAPS = 1000
 
@@ -116,6 +117,10 @@ class VerifyReport:
         return [p for p in self.problems if p.severity == "warning"]
 
     @property
+    def notes(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "note"]
+
+    @property
     def ok(self) -> bool:
         return not self.errors
 
@@ -129,6 +134,7 @@ class VerifyReport:
             "ok": self.ok,
             "errors": len(self.errors),
             "warnings": len(self.warnings),
+            "notes": len(self.notes),
             "files": [
                 {
                     "file": f.file,
@@ -153,11 +159,12 @@ class VerifyReport:
             batches += f.counts.get("batches", 0)
             records += f.counts.get("records", 0)
         parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
-        errors, warnings = len(self.errors), len(self.warnings)
+        errors, warnings, notes = len(self.errors), len(self.warnings), len(self.notes)
         return (
             f"Checked {_count(len(files), 'file')} ({parts}; {_count(batches, 'batch')}, "
             f"{_count(records, 'record')}): "
             f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+            + (f", {_count(notes, 'note')}" if notes else "")
         )
 
 

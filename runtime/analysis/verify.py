@@ -8,9 +8,10 @@ What is checked, file by file (errors fail the run, warnings do not):
   (``format/framing.py``) names it; offsets that go backwards or overlap (error); records
   outside their batch's offset range (error); offsets beyond the 32-bit reach of the segment's
   indexes (error); the first batch below the segment's base offset (error) or above it
-  (warning: compaction); a batch reaching into the next segment (error); non-consecutive
-  offsets (warning: compaction leaves gaps legitimately); a truncated tail (warning, as Kafka
-  stops reading there).
+  (a note: compaction); a batch reaching into the next segment (error); non-consecutive
+  offsets (a note: compaction leaves gaps in every healthy compacted topic); a truncated tail
+  (warning, as Kafka stops reading there). Notes are what a healthy log may hold: they are
+  listed and counted, and ``--quiet`` leaves them out with the warnings.
 * ``.index``: the start-up sanity checks (indexes.py); each entry against the log, as
   kafka-dump-log's ``--verify-index-only`` does: at a batch boundary whose batch's last
   offset is the entry's offset (``Mismatches in``), not past the end nor inside a batch. An
@@ -20,7 +21,9 @@ What is checked, file by file (errors fail the run, warnings do not):
   look-ups work (the rule: ``verify_index._in_one_append``).
 * ``.timeindex``: sanity; each entry as kafka-dump-log's ``TimeIndexDumpErrors``: its offset
   is the last offset of a batch in the log, its timestamp is that batch's max record timestamp,
-  timestamps increase. A closed segment whose largest timestamp is not the last entry is a
+  timestamps increase. An entry whose offset lies inside the batch whose largest timestamp it
+  records is the log cleaner's (``entries_inside_a_batch``, counted: look-ups work). A closed
+  segment whose largest timestamp is not the last entry is a
   warning (time look-ups and retention read that entry).
 * ``.txnindex``: sanity; every entry has an ABORT marker of its producer at its last offset,
   and every ABORT marker in the segment has an entry.

@@ -52,7 +52,10 @@ def register(sub) -> None:
     add_topic_filter(v)  # --topic / --partition (ranges helper)
     v.add_argument("--json", action="store_true", help="print a machine-readable report")
     v.add_argument(
-        "-q", "--quiet", action="store_true", help="do not print warnings, nor progress on stderr"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print errors only: no warnings, notes or progress on stderr",
     )
     v.add_argument(
         "--partitioner",
@@ -96,7 +99,7 @@ def partition_counts(
 
 def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> None:
     for problem in report.problems:
-        if quiet and problem.severity == "warning":
+        if quiet and problem.severity != "error":
             continue
         out.write(problem.line() + "\n")
     for topic in (report.placement or {}).values():
