@@ -9,6 +9,7 @@ some — we refuse all).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,9 @@ DEFAULT_CORRUPT_COLUMN = "_corrupt_batch"
 Mode = Literal["PERMISSIVE", "DROPMALFORMED", "FAILFAST", "SALVAGE"]
 IsolationLevel = Literal["read_uncommitted", "read_committed"]
 TimestampStrategy = Literal["latest", "error"]
-STRATEGIES = ("latest", "error")
+#: startingOffsetsByTimestampStrategy: the first is the default, as in Spark's Kafka source
+#: (KafkaSourceProvider: "error").
+STRATEGIES = ("error", "latest")
 
 #: Every option, spelled as documented; Spark lower-cases the keys it passes.
 OPTION_NAMES = (
@@ -56,6 +59,10 @@ OPTION_NAMES = (
 ALIASES = {"kafka.isolation.level": "isolationLevel"}
 _CANONICAL = {name.lower(): name for name in OPTION_NAMES}
 _CANONICAL.update(ALIASES)
+#: Spark's Kafka source needs a broker; a query ported from it still names one. There is none
+#: here (the path is the log), so it is accepted and said to be ignored, not refused.
+IGNORED = ("kafka.bootstrap.servers",)
+LOG = logging.getLogger("kafka_format.spark_udfs")
 
 _SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -106,9 +113,9 @@ class KafkaLogOptions:
     #: Spark's failOnDataLoss: a start offset below the log start or past its end fails.
     fail_on_data_loss: bool = True
     topics: TopicFilter = field(default_factory=lambda: TopicFilter())
-    #: When no record is at or after a starting timestamp: "latest" reads nothing there,
-    #: "error" fails the read (Spark's default; ours is "latest", see the docstring).
-    timestamp_strategy: TimestampStrategy = "latest"
+    #: When no record is at or after a starting timestamp: "error" fails the read (Spark's
+    #: default), "latest" reads nothing there.
+    timestamp_strategy: TimestampStrategy = "error"
     #: Streaming only (accepted and passed through; a batch read reads everything).
     max_offsets_per_trigger: int | None = None
 
@@ -117,6 +124,11 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
     """Check every option and build :class:`KafkaLogOptions`; raises :class:`OptionError`."""
     given: dict[str, str] = {}
     for key, value in raw.items():
+        if str(key).lower() in IGNORED:
+            LOG.warning(
+                "kafka_log: option %s ignored: the path is the log, there is no broker", key
+            )
+            continue
         name = _CANONICAL.get(str(key).lower())
         if name is None:
             raise OptionError(

@@ -89,9 +89,9 @@ At most one of ``subscribe``, ``subscribePattern`` and ``assign``, as in Spark's
 they exclude it.
 
 Sizes take a byte count or a suffix: ``512k``, ``128m``, ``1g``. A partition with no record at
-or after a starting timestamp yields nothing (Spark's source fails by default there: set
-``startingOffsetsByTimestampStrategy`` to ``error`` for that); a partition with none at or after
-an ending timestamp is read to its end.
+or after a starting timestamp fails the read, as in Spark's Kafka source
+(``startingOffsetsByTimestampStrategy=error``, the default); with ``latest`` it yields nothing.
+A partition with none at or after an ending timestamp is read to its end.
 
 Damaged batches (a CRC that does not hold, records that do not parse, a codec that fails or
 inflates past ``maxDecompressedBytes``) follow Spark's file-source modes:

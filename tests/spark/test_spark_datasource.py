@@ -134,8 +134,7 @@ def test_schema_is_the_kafka_source_schema(spark, kafka, plain):
 def test_unknown_options_fail_naming_the_known_ones(spark, kafka, plain):
     log_dir, _ = plain
     with pytest.raises(Exception, match="unknown option") as info:
-        # (subscribe, the example here before, is now one of Spark's names it accepts)
-        load(spark, log_dir, **{"kafka.bootstrap.servers": "broker:9092"}).count()
+        load(spark, log_dir, **{"kafka.startingoffset": "0"}).count()
     assert "startingOffsets" in str(info.value) and "isolationLevel" in str(info.value)
 
 

@@ -97,6 +97,15 @@ def test_defaults_are_spark_kafka_sources():
         parse_options({"path": "/x", "failOnDataLoss": "maybe"})
     with pytest.raises(OptionError, match="startingOffsetsByTimestampStrategy"):
         parse_options({"path": "/x", "startingOffsetsByTimestampStrategy": "earliest"})
+    assert parse_options({"path": "/x"}).timestamp_strategy == "error"  # Spark's default
+
+
+def test_a_ported_querys_bootstrap_servers_is_ignored_and_said(caplog):
+    # Spark's Kafka source needs kafka.bootstrap.servers; here the path is the log.
+    with caplog.at_level("WARNING", logger="kafka_format.spark_udfs"):
+        opts = parse_options({"path": "/x", "kafka.bootstrap.servers": "broker:9092"})
+    assert opts.path == "/x"
+    assert "kafka.bootstrap.servers ignored" in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -196,7 +205,8 @@ def test_start_past_the_log_end(trimmed):
 def test_starting_timestamp_strategy(trimmed):
     path, _ = trimmed
     late = str(T0 + 10**9)
-    assert read(path, startingTimestamp=late) == []
+    with pytest.raises(KafkaFormatError, match="startingOffsetsByTimestampStrategy=error"):
+        read(path, startingTimestamp=late)  # Spark's default: error
     assert read(path, startingTimestamp=late, startingOffsetsByTimestampStrategy="latest") == []
     with pytest.raises(KafkaFormatError, match="startingOffsetsByTimestampStrategy=error"):
         read(path, startingTimestamp=late, startingOffsetsByTimestampStrategy="ERROR")

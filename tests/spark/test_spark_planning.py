@@ -389,7 +389,12 @@ def test_timestamps_are_found_through_the_time_index(tmp_path):
     )
     assert [r["offset"] for r in rows] == list(range(110, 200))
     assert all(T0 + 11_000 <= r["timestamp"].timestamp() * 1000 < T0 + 20_000 for r in rows)
-    rows, planner, _, _ = read_rows(tmp_path, startingTimestamp=str(T0 + 10**9))
+    # Past every record: Spark's default strategy fails; "latest" reads nothing.
+    with pytest.raises(KafkaFormatError, match="startingOffsetsByTimestampStrategy=error"):
+        read_rows(tmp_path, startingTimestamp=str(T0 + 10**9))
+    rows, planner, _, _ = read_rows(
+        tmp_path, startingTimestamp=str(T0 + 10**9), startingOffsetsByTimestampStrategy="latest"
+    )
     assert rows == [] and planner.splits == []
 
 
