@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -69,30 +70,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-#: Commands that read data, and the argument holding their paths.
-_READING_COMMANDS = {"dump": "files", "verify": "paths", "stats": "paths"}
+#: Commands that read data, and the argument holding their paths (find's: one path).
+_READING_COMMANDS = {"dump": "files", "verify": "paths", "stats": "paths", "find": "directory"}
 
 
 def _skip_what_the_broker_skips(args: argparse.Namespace) -> bool:
     """Say once per path what the broker's directory rules keep from being read (``-delete``
     directories, ``.swap`` files...), and drop such paths given on the command line; False
-    when nothing is left to read."""
+    when nothing is left to read. With ``--topic``, only what belongs to those topics."""
     attr = _READING_COMMANDS.get(args.command)
-    paths = list(getattr(args, attr, None) or ()) if attr else []
+    value = getattr(args, attr, None) if attr else None
+    single = isinstance(value, str)
+    paths = [value] if single else list(value or ())
     listed = getattr(args, "files_opt", None) if attr == "files" else None
     extra = [f for f in listed.split(",") if f] if listed else []
     if not paths and not extra:
         return True
     from ..read.sources import skipped_itself, skipped_paths
 
+    topics = getattr(args, "topic", None)
     for item in skipped_paths([*paths, *extra]):
+        if topics and not _of_topics(item.path, topics):
+            continue
+        if single and os.path.abspath(item.path) == os.path.abspath(value):
+            # A look-up needs the path it was given: refused, in one line (exit 1).
+            raise KafkaFormatError(
+                f"not a live segment or partition, the broker never reads it: {item.reason}",
+                file=value,
+            )
         print(f"kafka-format: skipped {item.path}: {item.reason}", file=sys.stderr)
     kept = [p for p in paths if not skipped_itself(p)]
     kept_extra = [f for f in extra if not skipped_itself(f)]
-    setattr(args, attr, kept)
+    if not single:
+        setattr(args, attr, kept)
     if listed:
         args.files_opt = ",".join(kept_extra)
-    return bool(kept or kept_extra)
+    return single or bool(kept or kept_extra)
+
+
+def _of_topics(path: str, topics: list[str]) -> bool:
+    """Whether a skipped path (a partition directory, or a file in one) belongs to a topic
+    ``--topic`` names; a path of no partition directory is always said."""
+    import fnmatch
+    from pathlib import Path
+
+    from ..errors import KafkaFormatError
+    from ..files.names import parse_partition_dir_name
+
+    for part in (Path(path).name, Path(path).parent.name):
+        try:
+            topic = parse_partition_dir_name(part).topic
+        except KafkaFormatError:
+            continue
+        return any(fnmatch.fnmatchcase(topic, pattern) for pattern in topics)
+    return True
 
 
 def entry_point() -> None:

@@ -149,3 +149,30 @@ def test_cli_reads_the_broker_view(log_dir, capsys):
     assert main(["verify", str(only)]) == 0
     captured = capsys.readouterr()
     assert captured.out == "" and f"skipped {only}: " in captured.err
+
+
+def test_find_says_what_it_skipped_too(log_dir, capsys):
+    root, _ = log_dir
+    assert main(["find", str(root / "orders-0"), "--offset", "3"]) == 0
+    err = capsys.readouterr().err
+    assert f"kafka-format: skipped {root / 'orders-0' / LOG0}.swap: " in err
+    # a skipped path given alone: find refuses it in one line of its own
+    only = root / "orders-0.abc123-delete"
+    assert main(["find", str(only), "--offset", "3"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.splitlines()) == 1, captured.err
+
+
+def test_topic_filter_names_only_the_skipped_paths_of_its_topics(log_dir, capsys):
+    root, _ = log_dir
+    # another topic beside orders, with a -delete copy of its own
+    with PartitionWriter(root, "clicks", 0) as w:
+        w.append([Message(b"k", b"v")])
+    shutil.copytree(root / "clicks-0", root / "clicks-0.fed-delete")
+    assert main(["verify", "--topic", "clicks", str(root)]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "kafka-format: skipped" in x]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"kafka-format: skipped {root / 'clicks-0.fed-delete'}: ")
+    assert main(["verify", str(root)]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "kafka-format: skipped" in x]
+    assert len(lines) == 7
