@@ -49,7 +49,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import KafkaFormatError
-from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, read_leader_epoch_checkpoint
+from ..files.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
+    UNKNOWN_FILES,
+    UNKNOWN_SUFFIXES,
+    read_leader_epoch_checkpoint,
+    read_offset_checkpoint,
+    read_partition_metadata,
+)
 from ..files.names import (
     OFFSET_WIDTH,
     FileKind,
@@ -113,6 +122,18 @@ def check_leader_epochs(path: Path, report: FileReport) -> None:
                 f"epoch {entry.epoch} at offset {entry.start_offset} does not follow epoch "
                 f"{previous.epoch} at offset {previous.start_offset} (both must increase)",
             )
+
+
+def _check_text_file(path: Path, report: FileReport) -> None:
+    """An offset checkpoint or ``partition.metadata``, parsed as the broker parses it."""
+    try:
+        if path.name == PARTITION_METADATA:
+            read_partition_metadata(path)
+            report.counts["entries"] = 1
+        else:
+            report.counts["entries"] = len(read_offset_checkpoint(path))
+    except KafkaFormatError as exc:
+        report.from_exception("checkpoint", exc)
 
 
 # --- partitions and paths -------------------------------------------------------------------
@@ -239,6 +260,13 @@ def verify_file(
     kind = _kind_of(path)
     if kind == LEADER_EPOCH_CHECKPOINT:
         check_leader_epochs(path, report.new(path, kind))
+        return
+    if path.name in OFFSET_CHECKPOINTS or path.name == PARTITION_METADATA:
+        _check_text_file(path, report.new(path, path.name))
+        return
+    if path.name in UNKNOWN_FILES or path.suffix in UNKNOWN_SUFFIXES:
+        # kafka-dump-log's answer: no batches here, nothing of ours to check.
+        report.new(path, "unknown").add("note", "unknown", "Ignoring unknown file")
         return
     if kind == "snapshot":
         check_snapshot(path, report.new(path, kind))

@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import CrcMismatchError, KafkaFormatError
-from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, OFFSET_CHECKPOINTS, PARTITION_METADATA
+from ..files.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    OFFSET_CHECKPOINTS,
+    PARTITION_METADATA,
+    UNKNOWN_FILES,
+    UNKNOWN_SUFFIXES,
+)
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
 from ..model import Report
 from ..progress import Progress, wanted
@@ -47,8 +53,6 @@ from .args import (
     select_partitions,
 )
 from .dump_files import (
-    UNKNOWN_FILES,
-    UNKNOWN_SUFFIXES,
     base_offset_of,
     dump_index,
     dump_leader_epochs,

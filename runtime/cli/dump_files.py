@@ -328,13 +328,6 @@ def dump_leader_epochs(
     return DumpResult()
 
 
-#: Files of a data directory that hold no batches and that dump does not decode: kafka-dump-log
-#: answers "Ignoring unknown file" for them (``DumpLogSegments.execute``, the suffix switch).
-UNKNOWN_FILES = frozenset({"meta.properties", "quorum-state", ".kafka_cleanshutdown", ".lock"})
-#: Suffixes of such files.
-UNKNOWN_SUFFIXES = frozenset({".properties", ".tmp"})
-
-
 def dump_unknown(
     path: str,
     options: DumpOptions,

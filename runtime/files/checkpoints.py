@@ -46,6 +46,11 @@ OFFSET_CHECKPOINTS = (
     LOG_START_OFFSET_CHECKPOINT,
     CLEANER_OFFSET_CHECKPOINT,
 )
+#: Files of a data directory that hold no batches and no format of ours: kafka-dump-log
+#: answers "Ignoring unknown file" for them (``DumpLogSegments.execute``, the suffix switch).
+UNKNOWN_FILES = frozenset({"meta.properties", "quorum-state", ".kafka_cleanshutdown", ".lock"})
+#: Suffixes of such files.
+UNKNOWN_SUFFIXES = frozenset({".properties", ".tmp"})
 #: ``LeaderEpochCheckpointFile.CURRENT_VERSION`` and ``OffsetCheckpointFile.CURRENT_VERSION``.
 CHECKPOINT_VERSION = 0
 

@@ -556,3 +556,28 @@ def test_every_corpus_set(manifest):
     for s in manifest:
         if s.crc_valid:  # every record decoded (none of these sets holds control batches)
             assert by_file[str(s.path)].counts["records"] == s.entry["records"]
+
+
+def test_files_of_a_data_dir_that_hold_no_batches(tmp_path):
+    # kafka-dump-log's "Ignoring unknown file" for meta.properties and quorum-state (a note,
+    # not "invalid magic"); checkpoints and partition.metadata parsed as the broker parses them.
+    (tmp_path / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=abc\n")
+    (tmp_path / "quorum-state").write_text('{"leaderId":1,"leaderEpoch":5,"data_version":0}')
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\norders 0 5\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\nbad\n")
+    names = [
+        "meta.properties",
+        "quorum-state",
+        "recovery-point-offset-checkpoint",
+        "log-start-offset-checkpoint",
+    ]
+    report = verify_paths([tmp_path / n for n in names])
+    assert [(p.severity, Path(p.file).name) for p in report.notes] == [
+        ("note", "meta.properties"),
+        ("note", "quorum-state"),
+    ]
+    assert all(p.message == "Ignoring unknown file" for p in report.notes)
+    (error,) = report.errors
+    assert Path(error.file).name == "log-start-offset-checkpoint" and "'bad'" in error.message
+    (good,) = [f for f in report.files if f.kind == "recovery-point-offset-checkpoint"]
+    assert good.counts["entries"] == 1 and not good.problems
