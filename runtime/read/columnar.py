@@ -85,6 +85,7 @@ from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
+from .views import adopt, as_views, ensure_views, view_schema
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -134,6 +135,7 @@ def iter_arrow_batches(
     start_timestamp: int | None = None,
     end_timestamp: int | None = None,
     max_records: int | None = None,
+    binary_view: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
@@ -144,6 +146,8 @@ def iter_arrow_batches(
     ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and
     ``position`` (the byte position in it of the batch holding the record).
     The range bounds are :func:`~.reader.iter_records`'s; batches outside are not decoded.
+    ``binary_view``: ``key`` and ``value`` as ``pa.binary_view()`` pointing into the mapped
+    file (uncompressed records) or the decompressed bytes, not copies (``views.py``).
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -161,6 +165,7 @@ def iter_arrow_batches(
         progress=progress,
         locate=include_position,
         salvage=errors == "salvage",
+        binary_view=binary_view,
     )
     committed: _CommittedFilter | None = None
     name = None
@@ -177,12 +182,15 @@ def iter_arrow_batches(
             clip_rows(_log_batches(w.log, opts, committed, pipeline, w), w)
             for w in windows(resolve(source, name=name), rng, from_start=committed is not None)
         )
-        yield from limit_rows((b for part in ranged for b in part), rng and rng.max_records)
+        rows = limit_rows((b for part in ranged for b in part), rng and rng.max_records)
+        yield from map(ensure_views, rows) if binary_view else rows
 
 
 def read_table(source: Source, **options: Any) -> pa.Table:
-    """All data records of ``source`` as one Arrow table (options as iter_arrow_batches)."""
+    """All data records of ``source`` as one Arrow table (options as iter_arrow_batches;
+    with ``binary_view=True`` the table keeps the mapped file alive, not the caller's file)."""
     schema = _schema(options.get("include_headers", False))
+    schema = view_schema(schema) if options.get("binary_view") else schema
     if options.get("include_position", False):
         schema = _located_schema(schema)
     return pa.Table.from_batches(list(iter_arrow_batches(source, **options)), schema=schema)
@@ -247,6 +255,7 @@ def _open_input(log: LogInput) -> Iterator[_Input]:
             yield _Input(buf=np.empty(0, np.uint8), view=memoryview(b""))
             return
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        adopt(mapped)
         with contextlib.suppress(OSError, ValueError, AttributeError):
             mapped.madvise(mmap.MADV_SEQUENTIAL)
         view = memoryview(mapped)
@@ -693,6 +702,7 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             # decoded again into buffers sized for the worst case, which always fit.
             group = sections[lo:hi]
             batch, done = _run_kernel(group, chunk, opts, ample)
+            batch = as_views(batch, group[:done], chunk.buf) if opts.binary_view else batch
             group[:done, fs.S_ROWS_END] += decoded
             decoded += batch.num_rows
             if batch.num_rows:
