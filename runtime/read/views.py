@@ -30,6 +30,7 @@ import pyarrow as pa
 from numba import njit
 
 from ..kernels import fastscan as fs
+from ..kernels.addresses import address_of, memcpy, store_le64
 from ..kernels.records import _message, _record_fields
 
 __all__ = ["VIEW_TYPE", "adopt", "as_views", "ensure_views", "view_schema"]
@@ -74,16 +75,33 @@ def as_views(batch: pa.RecordBatch, sections: np.ndarray, buf: np.ndarray) -> pa
     hi = int(sections[in_file, fs.S_END].max())
     if hi - lo > _INT32_MAX:  # a view's offset is an int32
         return _cast(batch)
-    # (position in buf, length) of each row's key and value; _FROM_COPY where not in buf.
-    where = np.full((2, n, 2), _FROM_COPY, np.int64)
-    if not _locate(sections, in_file, base, where):
+    key = batch.column(batch.schema.get_field_index("key"))
+    value = batch.column(batch.schema.get_field_index("value"))
+    # From Arrow's pool, whose pages are reused (fresh zeroed pages cost a fault each).
+    k_buf, v_buf = pa.allocate_buffer(16 * n), pa.allocate_buffer(16 * n)
+    k8, v8 = np.frombuffer(k_buf, np.uint8), np.frombuffer(v_buf, np.uint8)
+    file_bytes = buf[lo:hi]
+    copied = _build(
+        sections, in_file, base, lo, file_bytes, *_offsets(key), *_offsets(value), k8, v8
+    )
+    if copied < 0:  # the sections' rows are not what the decoder emitted: keep its copies
         return _cast(batch)
     data = pa.py_buffer(buf)[lo:hi]
     columns = list(batch.columns)
-    for column, name in enumerate(("key", "value")):
-        i = batch.schema.get_field_index(name)
-        columns[i] = _views(batch.column(i), where[column], data, lo)
+    for column, views, uses_copy in ((key, k_buf, copied & 1), (value, v_buf, copied & 2)):
+        buffers = [column.buffers()[0], views, data]
+        if uses_copy:
+            buffers.append(column.buffers()[2])
+        array = pa.Array.from_buffers(VIEW_TYPE, n, buffers, null_count=column.null_count)
+        columns[batch.schema.get_field_index("key" if column is key else "value")] = array
     return pa.RecordBatch.from_arrays(columns, schema=view_schema(batch.schema))
+
+
+def _offsets(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The decoder's offsets and bytes of a ``binary`` column."""
+    _, offsets, data = column.buffers()
+    off = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
+    return off, np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
 
 
 def ensure_views(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -106,28 +124,30 @@ def _cast(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch.cast(view_schema(batch.schema))
 
 
-def _views(column: pa.Array, where: np.ndarray, data: pa.Buffer, lo: int) -> pa.Array:
-    n = len(column)
-    bitmap, offsets, copied = column.buffers()
-    views = np.zeros((n, 16), np.uint8)
-    off = np.frombuffer(offsets, np.int32, n + 1, column.offset * 4)
-    copied_bytes = np.frombuffer(copied, np.uint8) if copied is not None else np.empty(0, np.uint8)
-    file_bytes = np.frombuffer(data, np.uint8)
-    uses_copy = _fill(where, lo, file_bytes, off, copied_bytes, views)
-    buffers = [bitmap, pa.py_buffer(views), data]
-    if uses_copy:
-        buffers.append(copied)
-    return pa.Array.from_buffers(VIEW_TYPE, n, buffers, null_count=column.null_count)
-
-
 @njit(cache=True, nogil=True)
-def _locate(sections, in_file, base, where):  # pragma: no cover - numba
-    """Each row's key and value (position, length) in the chunk's buffer, for the rows of the
-    ``in_file`` sections; False if a section's rows do not match what the decoder emitted."""
+def _build(sections, in_file, base, lo, file_bytes, koff, kcopy, voff, vcopy, k8, v8):
+    """The 16-byte key and value views of every row of ``sections``: for the rows of the
+    ``in_file`` sections, read again from the buffer at ``base`` into buffer 0 (its bytes
+    from ``lo``: ``file_bytes``); for the others, from the decoder's copies (buffer 1).
+    Returns bit 0 / bit 1 set when a key / value uses buffer 1, or -1 when a section's rows
+    are not what the decoder emitted. Helpers take addresses only (no array reference
+    counting per row)."""
     row = 0
+    copied = 0
+    n = k8.shape[0] // 16
+    keys = address_of(k8)
+    values = address_of(v8)
+    file_at = address_of(file_bytes)
+    kcopy_at = address_of(kcopy)
+    vcopy_at = address_of(vcopy)
     for s in range(sections.shape[0]):
         end_row = sections[s, fs.S_ROWS_END]
         if not in_file[s]:
+            for r in range(row, min(end_row, n)):
+                if _view(keys + 16 * r, kcopy_at, koff[r], koff[r + 1] - koff[r], 1):
+                    copied |= 1
+                if _view(values + 16 * r, vcopy_at, voff[r], voff[r + 1] - voff[r], 1):
+                    copied |= 2
             row = end_row
             continue
         start = sections[s, fs.S_START]
@@ -135,10 +155,10 @@ def _locate(sections, in_file, base, where):  # pragma: no cover - numba
         if sections[s, fs.S_FORMAT] == fs.FORMAT_LEGACY:
             # (error, offset, magic, attributes, timestamp, key pos, key len, value pos, len)
             m = _message(base, start, end)
-            if m[0] != 0 or row >= where.shape[1]:
-                return False
-            where[0, row, 0], where[0, row, 1] = m[5], m[6]
-            where[1, row, 0], where[1, row, 1] = m[7], m[8]
+            if m[0] != 0 or row >= n:
+                return -1
+            _view(keys + 16 * row, file_at, m[5] - lo, m[6], 0)
+            _view(values + 16 * row, file_at, m[7] - lo, m[8], 0)
             row += 1
         else:
             p = start
@@ -146,52 +166,31 @@ def _locate(sections, in_file, base, where):  # pragma: no cover - numba
                 # (status, position, record end, timestamp delta, offset delta, key pos,
                 # key len, value pos, value len, header count)
                 f = _record_fields(base, p, end)
-                if f[0] != 0 or row >= where.shape[1]:
-                    return False
-                where[0, row, 0], where[0, row, 1] = f[5], f[6]
-                where[1, row, 0], where[1, row, 1] = f[7], f[8]
+                if f[0] != 0 or row >= n:
+                    return -1
+                _view(keys + 16 * row, file_at, f[5] - lo, f[6], 0)
+                _view(values + 16 * row, file_at, f[7] - lo, f[8], 0)
                 row += 1
                 p = f[2]
         if row != end_row:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _fill(where, lo, file_bytes, off, copied, views):  # pragma: no cover - numba
-    """The 16-byte views: bytes ≤ 12 inline; longer ones by prefix, buffer and offset (buffer
-    0 the file's bytes from ``lo``, buffer 1 the decoder's copy). True if buffer 1 is used."""
-    uses_copy = False
-    for row in range(views.shape[0]):
-        pos = where[row, 0]
-        if pos == _FROM_COPY:
-            start = off[row]
-            length = off[row + 1] - start
-            src = copied
-            index = 1
-        else:
-            length = where[row, 1]
-            if length < 0:  # null: the validity bitmap says so; the view stays zero
-                continue
-            start = pos - lo
-            src = file_bytes
-            index = 0
-        v = views[row]
-        _store32(v, 0, length)
-        if length <= _INLINE:
-            for j in range(length):
-                v[4 + j] = src[start + j]
-        else:
-            for j in range(4):
-                v[4 + j] = src[start + j]
-            _store32(v, 8, index)
-            _store32(v, 12, start)
-            if index == 1:
-                uses_copy = True
-    return uses_copy
+            return -1
+    return copied if row == n else -1
 
 
 @njit(cache=True, inline="always")
-def _store32(v, at, value):  # pragma: no cover - numba
-    for j in range(4):
-        v[at + j] = (value >> (8 * j)) & 0xFF
+def _view(at, src, start, length, index):  # pragma: no cover - numba
+    """The 16 bytes at address ``at``: the view of ``length`` bytes at ``src + start`` (a null
+    when below 0: zeros, the validity bitmap says it). True when it refers to buffer
+    ``index`` (longer than 12 bytes)."""
+    if length <= _INLINE:
+        # Inline bytes are padded with zeros (Arrow's format), so are nulls.
+        store_le64(at, np.int64(max(length, 0)))
+        store_le64(at + 8, np.int64(0))
+        if length <= 0:
+            return False
+        memcpy(at + 4, src + start, length)
+        return False
+    store_le64(at, np.int64(length))
+    memcpy(at + 4, src + start, 4)
+    store_le64(at + 8, np.int64(index) | (np.int64(start) << 32))
+    return True

@@ -49,6 +49,7 @@ def assert_same(source_for, **options) -> pa.Table:
     got = read_table(source_for(), binary_view=True, **options)
     assert got.schema.field("key").type == VIEW
     assert got.schema.field("value").type == VIEW
+    got.validate(full=True)  # every view within its buffer, inline bytes zero-padded
     assert copying(got).equals(expected)
     assert got.column("value").to_pylist() == expected.column("value").to_pylist()
     return got
