@@ -33,7 +33,7 @@ from ..kernels import fastscan as fs
 from ..kernels.addresses import address_of, memcpy, store_le64
 from ..kernels.records import _message, _record_fields
 
-__all__ = ["VIEW_TYPE", "adopt", "as_views", "ensure_views", "view_schema"]
+__all__ = ["VIEW_TYPE", "adopt", "as_views", "ensure_views", "filter_rows", "view_schema"]
 
 VIEW_TYPE = pa.binary_view()
 _INLINE = 12  # bytes held in the view itself
@@ -110,6 +110,32 @@ def ensure_views(batch: pa.RecordBatch) -> pa.RecordBatch:
     if batch.schema.field("key").type == VIEW_TYPE:
         return batch
     return _cast(batch)
+
+
+def filter_rows(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch:
+    """``batch.filter(mask)``, also for ``binary_view`` columns, which pyarrow 26 cannot
+    filter or take: their views are filtered as 16-byte values, the data buffers kept."""
+    if all(f.type != VIEW_TYPE for f in batch.schema):
+        return batch.filter(mask)
+    columns = [
+        _filter_views(c, mask) if c.type == VIEW_TYPE else c.filter(mask) for c in batch.columns
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
+
+def _filter_views(column: pa.Array, mask: pa.Array) -> pa.Array:
+    validity, views, *data = column.buffers()
+    fixed = pa.Array.from_buffers(
+        pa.binary(16), len(column), [validity, views], offset=column.offset
+    ).filter(mask)
+    kept_validity, kept_views = fixed.buffers()
+    return pa.Array.from_buffers(
+        VIEW_TYPE,
+        len(fixed),
+        [kept_validity, kept_views, *data],
+        null_count=fixed.null_count,
+        offset=fixed.offset,
+    )
 
 
 def _owned(buf: np.ndarray) -> bool:

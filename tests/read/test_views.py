@@ -332,3 +332,36 @@ def test_duckdb_reads_the_views(tmp_path) -> None:
         "SELECT count(*) FROM records WHERE octet_length(value) > 12"
     ).fetchone()
     assert long_values[0] == sum(1 for r in want if r["value"] and len(r["value"]) > 12)
+
+
+# --- options ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"include_position": True},
+        {"start_offset": 130, "end_offset": 777},
+        {"max_records": 333},
+        {"batch_rows": 17, "threads": 1},
+        {"isolation": "read_committed", "include_headers": True},
+        {"verify_crc": False},
+    ],
+    ids=lambda o: ",".join(o),
+)
+def test_options_views_equal_copies(tmp_path, options: dict) -> None:
+    data = uncompressed_log(seed=7)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    table = assert_same(lambda: path, **options)
+    assert table.num_rows > 0
+    batches = list(iter_arrow_batches(path, binary_view=True, **options))
+    assert {b.schema for b in batches} == {table.schema}
+
+
+def test_empty_file_has_the_view_schema(tmp_path) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"")
+    table = read_table(path, binary_view=True)
+    assert table.num_rows == 0
+    assert table.schema.field("value").type == VIEW
