@@ -365,3 +365,21 @@ def test_empty_file_has_the_view_schema(tmp_path) -> None:
     table = read_table(path, binary_view=True)
     assert table.num_rows == 0
     assert table.schema.field("value").type == VIEW
+
+
+def test_table_outlives_a_pyarrow_fs_file(tmp_path) -> None:
+    """A ``pyarrow.fs`` input file is read as a stream: the views point into the bytes read,
+    which the table keeps after the file is closed and deleted."""
+    pafs = pytest.importorskip("pyarrow.fs")
+    data = uncompressed_log(seed=9)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    expected = read_table(data)
+    source = pafs.LocalFileSystem().open_input_file(str(path))
+    table = read_table(source, binary_view=True)
+    source.close()
+    del source
+    path.unlink()
+    gc.collect()
+    assert copying(table).equals(expected)
+    assert all(len(c.buffers()) == 3 for c in table.column("value").chunks)  # no copies kept
