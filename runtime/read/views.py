@@ -38,7 +38,6 @@ __all__ = ["VIEW_TYPE", "adopt", "as_views", "ensure_views", "filter_rows", "vie
 VIEW_TYPE = pa.binary_view()
 _INLINE = 12  # bytes held in the view itself
 _INT32_MAX = 2**31 - 1
-_FROM_COPY = -1  # a row whose bytes are in the decoder's buffer, not in the file
 
 #: The maps the reader made itself: nobody else holds them, so they are safe to point into.
 _OWNED: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()
