@@ -31,6 +31,9 @@ from numba import njit
 
 from ..kernels import fastscan as fs
 from ..kernels.addresses import address_of, memcpy, store_le64
+
+# The decoder's own field readers, inlined into _build: one parser of a record. numba's disk
+# cache checks only this file: after changing kernels/records.py, touch this one too.
 from ..kernels.records import _message, _record_fields
 
 __all__ = ["VIEW_TYPE", "adopt", "as_views", "ensure_views", "filter_rows", "view_schema"]
