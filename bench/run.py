@@ -7,6 +7,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --quick --out /tmp/r.md   # seconds; a smoke run
     .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
     .venv/bin/python bench/run.py --only parquet  # kafka_log against Spark's Parquet reader
+    .venv/bin/python bench/run.py --only views    # binary_view against copies and memcpy
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -35,6 +36,7 @@ import inputs  # noqa: E402
 import parquet  # noqa: E402
 import readers  # noqa: E402
 import spark  # noqa: E402
+import views  # noqa: E402
 
 TARGET = (2, 0)  # v2, uncompressed: the issue's headline case
 GIB = 1 << 30
@@ -540,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl", "parquet"],
+        choices=["dump-jsonl", "parquet", "views"],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -565,6 +567,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             old = args.out.read_text() if args.out.exists() else ""
             args.out.write_text(splice_section(old, DUMP_JSONL_HEADING, section))
+            log(f"written to {args.out}")
+        return 0
+    if args.only == "views":
+        log("binary_view")
+        section = views.render(views.run(args.records, args.repeat), machine)
+        print(section)
+        if args.out:
+            old = args.out.read_text() if args.out.exists() else ""
+            args.out.write_text(splice_section(old, views.HEADING, section))
             log(f"written to {args.out}")
         return 0
     if args.only == "parquet":

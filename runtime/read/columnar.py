@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import heapq
 import mmap
 import os
 from collections import deque
@@ -68,6 +67,7 @@ from ..kernels import fastscan as fs
 from ..model import Batch, ControlType, Record, Report, TimestampsOutOfRange, TruncatedTail
 from ..progress import Progress
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
+from .committed import CommittedFilter as _CommittedFilter
 
 # Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
 from .plan import Options as _Options
@@ -85,6 +85,7 @@ from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
+from .views import adopt, as_views, ensure_views, view_schema
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -134,6 +135,7 @@ def iter_arrow_batches(
     start_timestamp: int | None = None,
     end_timestamp: int | None = None,
     max_records: int | None = None,
+    binary_view: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
@@ -144,6 +146,8 @@ def iter_arrow_batches(
     ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and
     ``position`` (the byte position in it of the batch holding the record).
     The range bounds are :func:`~.reader.iter_records`'s; batches outside are not decoded.
+    ``binary_view``: ``key`` and ``value`` as ``pa.binary_view()`` pointing into the mapped
+    file (uncompressed records) or the decompressed bytes, not copies (``views.py``).
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -161,6 +165,7 @@ def iter_arrow_batches(
         progress=progress,
         locate=include_position,
         salvage=errors == "salvage",
+        binary_view=binary_view,
     )
     committed: _CommittedFilter | None = None
     name = None
@@ -177,12 +182,15 @@ def iter_arrow_batches(
             clip_rows(_log_batches(w.log, opts, committed, pipeline, w), w)
             for w in windows(resolve(source, name=name), rng, from_start=committed is not None)
         )
-        yield from limit_rows((b for part in ranged for b in part), rng and rng.max_records)
+        rows = limit_rows((b for part in ranged for b in part), rng and rng.max_records)
+        yield from map(ensure_views, rows) if binary_view else rows
 
 
 def read_table(source: Source, **options: Any) -> pa.Table:
-    """All data records of ``source`` as one Arrow table (options as iter_arrow_batches)."""
+    """All data records of ``source`` as one Arrow table (options as iter_arrow_batches;
+    with ``binary_view=True`` the table keeps the mapped file alive, not the caller's file)."""
     schema = _schema(options.get("include_headers", False))
+    schema = view_schema(schema) if options.get("binary_view") else schema
     if options.get("include_position", False):
         schema = _located_schema(schema)
     return pa.Table.from_batches(list(iter_arrow_batches(source, **options)), schema=schema)
@@ -247,6 +255,7 @@ def _open_input(log: LogInput) -> Iterator[_Input]:
             yield _Input(buf=np.empty(0, np.uint8), view=memoryview(b""))
             return
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        adopt(mapped)
         with contextlib.suppress(OSError, ValueError, AttributeError):
             mapped.madvise(mmap.MADV_SEQUENTIAL)
         view = memoryview(mapped)
@@ -550,54 +559,6 @@ def _has_abort_marker(batch: Batch) -> bool:
     )
 
 
-class _CommittedFilter:
-    """``AbortedTransactions.filter``'s walk (Kafka consumer's), one batch header at a time.
-
-    Kept step for step the same as ``transactions.AbortedTransactions.filter``; the tests
-    compare the two on transactional record sets.
-    """
-
-    def __init__(self, aborted: AbortedTransactions) -> None:
-        self.aborted = aborted
-        self.pending: dict[Any, list[tuple[int, int]]] = {}
-        self.dropping: dict[Any, set[int]] = {}
-        self.stable: dict[Any, int | None] = {}
-
-    def stable_offset(self, tp: tuple[str | None, int | None]) -> int | None:
-        if tp not in self.stable:
-            self.stable[tp] = self.aborted.stable_offset(tp)
-        return self.stable[tp]
-
-    def admits(
-        self,
-        tp: tuple[str | None, int | None],
-        producer_id: int,
-        base_offset: int,
-        last_offset: int,
-        is_control: bool,
-        is_transactional: bool,
-        abort_marker: bool,
-    ) -> bool:
-        """Whether a consumer would see the batch's records (if it has any)."""
-        if tp not in self.pending:
-            self.pending[tp] = sorted(self.aborted.aborted.get(tp, ()))
-            self.dropping[tp] = set()
-        stable = self.stable_offset(tp)
-        if stable is not None and base_offset >= stable:
-            return False
-        queue, producers = self.pending[tp], self.dropping[tp]
-        if producer_id >= 0:
-            while queue and queue[0][0] <= last_offset:
-                producers.add(heapq.heappop(queue)[1])
-            if is_control:
-                if abort_marker:
-                    producers.discard(producer_id)
-                return False
-            if is_transactional and producer_id in producers:
-                return False
-        return not is_control
-
-
 def _collect_aborted(source: Source, opts: _Options, name: str | None) -> AbortedTransactions:
     """The reference's first read_committed pass: markers and open transactions, decoded
     only for transactional batches (the others cannot matter)."""
@@ -693,6 +654,7 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             # decoded again into buffers sized for the worst case, which always fit.
             group = sections[lo:hi]
             batch, done = _run_kernel(group, chunk, opts, ample)
+            batch = as_views(batch, group[:done], chunk.buf) if opts.binary_view else batch
             group[:done, fs.S_ROWS_END] += decoded
             decoded += batch.num_rows
             if batch.num_rows:

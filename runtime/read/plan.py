@@ -58,6 +58,8 @@ class Options:
     locate: bool = False
     #: ``errors="salvage"``: read on past framing damage (``salvage.py``).
     salvage: bool = False
+    #: ``binary_view``: key and value as views into the bytes read (``views.py``).
+    binary_view: bool = False
 
 
 def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> bool:

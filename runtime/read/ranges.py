@@ -43,6 +43,7 @@ from ..format.framing import Frame, judge
 from ..kernels import fastscan as fs
 from ..model import Batch, Record
 from .sources import LogInput
+from .views import filter_rows
 
 __all__ = ["Range", "Window", "clip_records", "clip_rows", "limit_rows", "overlapping", "windows"]
 
@@ -407,7 +408,7 @@ def clip_rows(batches: Iterable[pa.RecordBatch], window: Window) -> Iterator[pa.
         if window.last is not None:
             below = pc.less(offsets, window.last)
             mask = below if mask is None else pc.and_(mask, below)
-        kept = batch.filter(mask)
+        kept = filter_rows(batch, mask)  # binary_view columns too (views.py)
         if kept.num_rows:
             yield kept
 
