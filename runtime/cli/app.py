@@ -7,10 +7,12 @@ error into one line on stderr and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..errors import KafkaFormatError
 
@@ -111,10 +113,6 @@ def _skip_what_the_broker_skips(args: argparse.Namespace) -> bool:
 def _of_topics(path: str, topics: list[str]) -> bool:
     """Whether a skipped path (a partition directory, or a file in one) belongs to a topic
     ``--topic`` names; a path of no partition directory is always said."""
-    import fnmatch
-    from pathlib import Path
-
-    from ..errors import KafkaFormatError
     from ..files.names import parse_partition_dir_name
 
     for part in (Path(path).name, Path(path).parent.name):
