@@ -21,7 +21,6 @@ __all__ = [
     "inner_framing",
     "inner_magic",
     "inner_nested",
-    "inner_no_timestamp",
     "inner_none",
     "inner_trailing",
     "invalid_magic",
@@ -34,12 +33,10 @@ __all__ = [
     "negative_header_key",
     "negative_headers",
     "negative_record_length",
-    "offset_out_of_range",
     "offset_overflow",
     "premature_eof",
     "record_past_end",
     "record_size",
-    "timestamp_out_of_range",
     "truncated_tail",
 ]
 
@@ -184,14 +181,6 @@ def offset_overflow(base_offset: int, delta: int) -> str:
     return f"offset overflow: base offset {base_offset} + offset delta {delta} {bound}"
 
 
-def offset_out_of_range() -> str:
-    return "a record offset outside the int64 range"
-
-
-def timestamp_out_of_range() -> str:
-    return "a record timestamp outside the range of microsecond timestamps"
-
-
 def inner_magic(magic: int) -> str:
     return f"inner message with magic {magic}"
 
@@ -214,10 +203,3 @@ def inner_none() -> str:
 def inner_framing(length: int) -> str:
     """An inner message of a v0/v1 wrapper with a length below the minimum."""
     return length_below_minimum(length)
-
-
-def inner_no_timestamp(inner_offset: int) -> str:
-    return (
-        f"magic 0 inner message at inner offset {inner_offset} in a magic 1 wrapper "
-        "(CreateTime): it has no timestamp"
-    )
