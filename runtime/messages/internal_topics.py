@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from .coordinator import I16, HasKeyValue, decoder_texts, prefix, reason
 from .internal_schemas import (
     CONSUMER_PROTOCOL_ASSIGNMENT,
     CONSUMER_PROTOCOL_SUBSCRIPTION,
@@ -106,21 +106,7 @@ OFFSETS_RECORD_TYPE_NAMES = {t: entry[0] for t, entry in OFFSETS_RECORD_TYPES.it
 _OFFSET_COMMIT_TYPES = (0, 1)
 _GROUP_METADATA_TYPE = 2
 _FRAME_VERSION = 1
-_I16 = struct.Struct(">h")
 _SHORT_MAX = 0x7FFF
-
-
-class _HasKeyValue(Protocol):
-    offset: int
-    key: bytes | None
-    value: bytes | None
-
-
-def _prefix(data: bytes | None, what: str) -> int:
-    """The int16 version (or record type) a key or value starts with."""
-    if data is None or len(data) < 2:
-        raise MessageDecodeError(f"Could not read version from {what}'s buffer.", position=0)
-    return _I16.unpack_from(data, 0)[0]
 
 
 def _read_prefixed(msg: Message, data: bytes, version: int, what: str) -> dict[str, Any]:
@@ -141,14 +127,14 @@ def _read_prefixed(msg: Message, data: bytes, version: int, what: str) -> dict[s
 def decode_consumer_subscription(data: bytes) -> dict[str, Any]:
     """A ``ConsumerProtocolSubscription`` (int16 version + message), with its ``version``.
     Like Kafka, a version newer than the schema is read as far as the schema goes."""
-    version = _prefix(data, "subscription")
+    version = prefix(data, "subscription")
     values, _ = read_message_from(CONSUMER_PROTOCOL_SUBSCRIPTION, data, version, offset=2)
     return {"version": version, **values}
 
 
 def decode_consumer_assignment(data: bytes) -> dict[str, Any]:
     """A ``ConsumerProtocolAssignment`` (int16 version + message), with its ``version``."""
-    version = _prefix(data, "assignment")
+    version = prefix(data, "assignment")
     values, _ = read_message_from(CONSUMER_PROTOCOL_ASSIGNMENT, data, version, offset=2)
     return {"version": version, **values}
 
@@ -175,7 +161,7 @@ def decode_offsets_key(key: bytes) -> dict[str, Any]:
     """A ``__consumer_offsets`` key: ``{"recordType", "recordTypeName", "key"}``; for a type
     this schema does not know, ``recordTypeName`` and ``key`` are None and ``rawKey`` holds
     the bytes after the type."""
-    record_type = _prefix(key, "key")
+    record_type = prefix(key, "key")
     entry = OFFSETS_RECORD_TYPES.get(record_type)
     if entry is None:
         return {
@@ -209,7 +195,7 @@ def decode_offsets_record(key: bytes, value: bytes | None) -> dict[str, Any]:
     """
     out = decode_offsets_key(key)
     out["tombstone"] = value is None
-    out["valueVersion"] = None if value is None else _prefix(value, "value")
+    out["valueVersion"] = None if value is None else prefix(value, "value")
     out["value"] = None
     entry = OFFSETS_RECORD_TYPES.get(out["recordType"])
     if entry is None:
@@ -227,7 +213,7 @@ def offsets_json(key: bytes, value: bytes | None) -> tuple[str, str] | None:
     """kafka-dump-log's key and payload texts of a ``__consumer_offsets`` record (payload
     ``<DELETE>`` for a tombstone); None for a record type this schema does not know.
     Raises :class:`MessageDecodeError`."""
-    record_type = _prefix(key, "key")
+    record_type = prefix(key, "key")
     entry = OFFSETS_RECORD_TYPES.get(record_type)
     if entry is None:
         return None
@@ -235,7 +221,7 @@ def offsets_json(key: bytes, value: bytes | None) -> tuple[str, str] | None:
     key_values = _read_prefixed(key_schema, key, record_type, "key")
     payload = "<DELETE>"
     if value is not None:
-        version = _prefix(value, "value")
+        version = prefix(value, "value")
         values = _read_prefixed(value_schema, value, version, "value")
         tree = json_tree(value_schema, values, version)
         if record_type == _GROUP_METADATA_TYPE:
@@ -259,33 +245,16 @@ def _consumer_protocol_json(tree: dict[str, Any]) -> None:
                 continue
             raw = base64.b64decode(member[name])
             try:
-                version = _prefix(raw, name)
+                version = prefix(raw, name)
                 values, _ = read_message_from(schema, raw, version, offset=2)
             except MessageDecodeError:
                 continue  # kafka-dump-log keeps the original bytes
             member[name] = json_tree(schema, values, version)
 
 
-def offsets_decoder(record: _HasKeyValue) -> tuple[str | None, str | None]:
+def offsets_decoder(record: HasKeyValue) -> tuple[str | None, str | None]:
     """``--offsets-decoder``: kafka-dump-log's ``OffsetsMessageParser``."""
-    if record.key is None:
-        return (
-            f"Failed to decode message at offset {record.offset} using offset topic decoder "
-            "(message had a missing key)",
-            None,
-        )
-    try:
-        texts = offsets_json(record.key, record.value)
-    except Exception as exc:  # the decoders never raise: damage is reported as text
-        return f"Error at offset {record.offset}, skipping. {_reason(exc)}", None
-    if texts is None:
-        record_type = _prefix(record.key, "key")
-        return f"Unknown record type {record_type} at offset {record.offset}, skipping.", None
-    return texts
-
-
-def _reason(exc: Exception) -> str:
-    return exc.reason if isinstance(exc, MessageDecodeError) else f"{type(exc).__name__}: {exc}"
+    return decoder_texts(record, "offset topic decoder", offsets_json)
 
 
 # --- __transaction_state --------------------------------------------------------------------
@@ -306,10 +275,10 @@ def decode_transaction_log_record(key: bytes, value: bytes | None) -> dict[str, 
     ``transactionState`` is the name of ``transactionStatus`` (None for an unknown id). A key
     version other than 0 gives ``key`` None and ``rawKey`` / ``rawValue``.
     """
-    version = _prefix(key, "key")
+    version = prefix(key, "key")
     out: dict[str, Any] = {"keyVersion": version, "key": None}
     out["tombstone"] = value is None
-    out["valueVersion"] = None if value is None else _prefix(value, "value")
+    out["valueVersion"] = None if value is None else prefix(value, "value")
     out["value"] = None
     if version not in TRANSACTION_LOG_KEY.valid:
         out["rawKey"] = bytes(key[2:])
@@ -326,13 +295,13 @@ def decode_transaction_log_record(key: bytes, value: bytes | None) -> dict[str, 
 def transaction_log_json(key: bytes, value: bytes | None) -> tuple[str, str] | None:
     """kafka-dump-log's key and payload texts of a ``__transaction_state`` record; None for a
     key version this schema does not know. Raises :class:`MessageDecodeError`."""
-    version = _prefix(key, "key")
+    version = prefix(key, "key")
     if version not in TRANSACTION_LOG_KEY.valid:
         return None
     key_values = _read_prefixed(TRANSACTION_LOG_KEY, key, version, "key")
     payload = "<DELETE>"
     if value is not None:
-        value_version = _prefix(value, "value")
+        value_version = prefix(value, "value")
         values = _read_prefixed(TRANSACTION_LOG_VALUE, value, value_version, "value")
         tree = json_tree(TRANSACTION_LOG_VALUE, values, value_version)
         if "transactionStatus" in tree:
@@ -344,22 +313,9 @@ def transaction_log_json(key: bytes, value: bytes | None) -> tuple[str, str] | N
     return json_text({"type": str(version), "data": key_tree}), payload
 
 
-def transaction_log_decoder(record: _HasKeyValue) -> tuple[str | None, str | None]:
+def transaction_log_decoder(record: HasKeyValue) -> tuple[str | None, str | None]:
     """``--transaction-log-decoder``: kafka-dump-log's ``TransactionLogMessageParser``."""
-    if record.key is None:
-        return (
-            f"Failed to decode message at offset {record.offset} using transaction log decoder "
-            "(message had a missing key)",
-            None,
-        )
-    try:
-        texts = transaction_log_json(record.key, record.value)
-    except Exception as exc:  # the decoders never raise: damage is reported as text
-        return f"Error at offset {record.offset}, skipping. {_reason(exc)}", None
-    if texts is None:
-        version = _prefix(record.key, "key")
-        return f"Unknown record type {version} at offset {record.offset}, skipping.", None
-    return texts
+    return decoder_texts(record, "transaction log decoder", transaction_log_json)
 
 
 # --- __cluster_metadata ---------------------------------------------------------------------
@@ -470,13 +426,13 @@ def _metadata_tree(record: dict[str, Any]) -> dict[str, Any]:
     return json_tree(schema, record["data"], record["version"])
 
 
-def cluster_metadata_decoder(record: _HasKeyValue) -> tuple[str | None, str | None]:
+def cluster_metadata_decoder(record: HasKeyValue) -> tuple[str | None, str | None]:
     """``--cluster-metadata-decoder``: kafka-dump-log's ``ClusterMetadataLogMessageParser``
     (no key; an unknown apiKey gives ``{"type":"UNKNOWN(n)","version":v,"raw":"<base64>"}``)."""
     try:
         return None, cluster_metadata_json(record.value)  # type: ignore[arg-type]
     except Exception as exc:  # the decoders never raise: damage is reported as text
-        return None, f"Error at {record.offset}, skipping. {_reason(exc)}"
+        return None, f"Error at {record.offset}, skipping. {reason(exc)}"
 
 
 # --- KRaft control records ------------------------------------------------------------------
@@ -592,7 +548,7 @@ def offset_commit_history(
         if record.key is None:
             continue
         try:
-            if _prefix(record.key, "key") not in _OFFSET_COMMIT_TYPES:
+            if prefix(record.key, "key") not in _OFFSET_COMMIT_TYPES:
                 continue
             decoded = decode_offsets_record(record.key, record.value)
         except MessageDecodeError as exc:
@@ -649,26 +605,26 @@ def encode_offsets_key(record_type: int, fields: dict[str, Any]) -> bytes:
     """A ``__consumer_offsets`` key: ``encode_offsets_key(1, {"group": "g", "topic": "t",
     "partition": 0})``."""
     _, key_schema, _ = OFFSETS_RECORD_TYPES[record_type]
-    return _I16.pack(record_type) + write_message(key_schema, fields, record_type)
+    return I16.pack(record_type) + write_message(key_schema, fields, record_type)
 
 
 def encode_offsets_value(record_type: int, version: int, fields: dict[str, Any]) -> bytes:
     """A ``__consumer_offsets`` value of ``record_type`` at ``version`` (missing fields take
     their default): ``encode_offsets_value(1, 3, {"offset": 42, "commitTimestamp": t})``."""
     _, _, value_schema = OFFSETS_RECORD_TYPES[record_type]
-    return _I16.pack(version) + write_message(value_schema, fields, version)
+    return I16.pack(version) + write_message(value_schema, fields, version)
 
 
 def encode_transaction_log_key(transactional_id: str) -> bytes:
     """A ``__transaction_state`` key (version 0)."""
-    return _I16.pack(0) + write_message(
+    return I16.pack(0) + write_message(
         TRANSACTION_LOG_KEY, {"transactionalId": transactional_id}, 0
     )
 
 
 def encode_transaction_log_value(version: int, fields: dict[str, Any]) -> bytes:
     """A ``__transaction_state`` value at ``version`` (0, or 1 with tagged fields)."""
-    return _I16.pack(version) + write_message(TRANSACTION_LOG_VALUE, fields, version)
+    return I16.pack(version) + write_message(TRANSACTION_LOG_VALUE, fields, version)
 
 
 def encode_cluster_metadata_record(api_key: int, version: int, fields: dict[str, Any]) -> bytes:

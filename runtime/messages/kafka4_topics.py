@@ -29,12 +29,12 @@ What kafka-dump-log prints (``core/src/main/scala/kafka/tools/DumpLogSegments.sc
 from __future__ import annotations
 
 import base64
-import struct
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import KafkaFormatError
 from ..format.varint import read_unsigned_varint
+from .coordinator import I16, HasKeyValue, decoder_texts, prefix, reason
 from .kafka4_schemas import (
     REMOTE_LOG_METADATA_RECORDS_BY_KEY,
     REMOTE_LOG_SEGMENT_STATES,
@@ -70,18 +70,7 @@ __all__ = [
 
 _FRAME_VERSION = 1
 _SHORT_MAX = 0x7FFF
-_I16 = struct.Struct(">h")
 _SEGMENT_METADATA, _SEGMENT_UPDATE, _PARTITION_DELETE, _SEGMENT_SNAPSHOT = 0, 1, 2, 3
-
-
-class _HasKeyValue(Protocol):
-    offset: int
-    key: bytes | None
-    value: bytes | None
-
-
-def _reason(exc: Exception) -> str:
-    return exc.reason if isinstance(exc, MessageDecodeError) else f"{type(exc).__name__}: {exc}"
 
 
 def _newer(schema: Message, version: int) -> str:
@@ -278,31 +267,24 @@ def remote_log_metadata_json(value: bytes | None) -> str:
     return json_text({"type": record["type"], "version": record["version"], "data": tree})
 
 
-def remote_log_metadata_decoder(record: _HasKeyValue) -> tuple[str | None, str | None]:
+def remote_log_metadata_decoder(record: HasKeyValue) -> tuple[str | None, str | None]:
     """``--remote-log-metadata-decoder``: kafka-dump-log's ``RemoteMetadataLogMessageParser``
     (no key; the payload is the metadata's ``toString``)."""
     try:
         return None, remote_log_metadata_text(record.value)
     except Exception as exc:  # the decoders never raise: damage is reported as text
-        return None, f"Error at offset {record.offset}, skipping. {_reason(exc)}"
+        return None, f"Error at offset {record.offset}, skipping. {reason(exc)}"
 
 
-def remote_log_metadata_json_decoder(record: _HasKeyValue) -> tuple[str | None, str | None]:
+def remote_log_metadata_json_decoder(record: HasKeyValue) -> tuple[str | None, str | None]:
     """``--remote-log-metadata-decoder`` under ``--jsonl``: the payload as JSON."""
     try:
         return None, remote_log_metadata_json(record.value)
     except Exception as exc:  # the decoders never raise: damage is reported as text
-        return None, f"Error at offset {record.offset}, skipping. {_reason(exc)}"
+        return None, f"Error at offset {record.offset}, skipping. {reason(exc)}"
 
 
 # --- __share_group_state --------------------------------------------------------------------
-
-
-def _prefix(data: bytes | None, what: str) -> int:
-    """The int16 version (or record type) a key or value starts with."""
-    if data is None or len(data) < 2:
-        raise MessageDecodeError(f"Could not read version from {what}'s buffer.", position=0)
-    return _I16.unpack_from(data, 0)[0]
 
 
 def _read_prefixed(msg: Message, data: bytes, version: int, what: str) -> dict[str, Any]:
@@ -336,9 +318,9 @@ def decode_share_group_state_record(key: bytes, value: bytes | None) -> dict[str
     does not know, ``recordTypeName``, ``key`` and ``value`` are None and ``rawKey`` /
     ``rawValue`` hold the bytes after the type / version. Raises :class:`MessageDecodeError`.
     """
-    record_type = _prefix(key, "key")
+    record_type = prefix(key, "key")
     out: dict[str, Any] = {"recordType": record_type, "recordTypeName": None, "key": None}
-    out["valueVersion"] = None if value is None else _prefix(value, "value")
+    out["valueVersion"] = None if value is None else prefix(value, "value")
     out["tombstone"] = value is None
     out["value"] = None
     entry = SHARE_GROUP_STATE_RECORD_TYPES.get(record_type)
@@ -358,7 +340,7 @@ def share_group_state_json(key: bytes, value: bytes | None) -> tuple[str, str] |
     """kafka-dump-log's key and payload texts of a ``__share_group_state`` record (payload
     ``<DELETE>`` for a tombstone); None for a record type this schema does not know. Raises
     :class:`MessageDecodeError`."""
-    record_type = _prefix(key, "key")
+    record_type = prefix(key, "key")
     entry = SHARE_GROUP_STATE_RECORD_TYPES.get(record_type)
     if entry is None:
         return None
@@ -366,7 +348,7 @@ def share_group_state_json(key: bytes, value: bytes | None) -> tuple[str, str] |
     key_values = _read_prefixed(key_schema, key, record_type, "key")
     payload = "<DELETE>"
     if value is not None:
-        version = _prefix(value, "value")
+        version = prefix(value, "value")
         values = _read_prefixed(value_schema, value, version, "value")
         tree = json_tree(value_schema, values, version)
         payload = json_text({"type": str(version), "data": tree})
@@ -374,23 +356,10 @@ def share_group_state_json(key: bytes, value: bytes | None) -> tuple[str, str] |
     return json_text({"type": str(record_type), "data": key_tree}), payload
 
 
-def share_group_state_decoder(record: _HasKeyValue) -> tuple[str | None, str | None]:
-    """``--share-group-state-decoder``: kafka-dump-log's ``ShareGroupStateMessageParser``."""
-    if record.key is None:
-        # kafka-dump-log throws here and stops; we say it in place and go on
-        return (
-            f"Failed to decode message at offset {record.offset} using share group state "
-            "topic decoder (message had a missing key)",
-            None,
-        )
-    try:
-        texts = share_group_state_json(record.key, record.value)
-    except Exception as exc:  # the decoders never raise: damage is reported as text
-        return f"Error at offset {record.offset}, skipping. {_reason(exc)}", None
-    if texts is None:
-        record_type = _prefix(record.key, "key")
-        return f"Unknown record type {record_type} at offset {record.offset}, skipping.", None
-    return texts
+def share_group_state_decoder(record: HasKeyValue) -> tuple[str | None, str | None]:
+    """``--share-group-state-decoder``: kafka-dump-log's ``ShareGroupStateMessageParser``
+    (which throws on a missing key and stops; we say it in place and go on)."""
+    return decoder_texts(record, "share group state topic decoder", share_group_state_json)
 
 
 # --- the decoders, by kafka-dump-log option name --------------------------------------------
@@ -421,10 +390,10 @@ def encode_share_group_state_key(record_type: int, fields: dict[str, Any]) -> by
     """A ``__share_group_state`` key: ``encode_share_group_state_key(0, {"groupId": "gs1",
     "topicId": "Uj5wn_FqTXirEASvVZRY1w", "partition": 0})``."""
     _, key_schema, _ = SHARE_GROUP_STATE_RECORD_TYPES[record_type]
-    return _I16.pack(record_type) + write_message(key_schema, fields, record_type)
+    return I16.pack(record_type) + write_message(key_schema, fields, record_type)
 
 
 def encode_share_group_state_value(record_type: int, version: int, fields: dict[str, Any]) -> bytes:
     """A ``__share_group_state`` value of ``record_type`` at ``version``."""
     _, _, value_schema = SHARE_GROUP_STATE_RECORD_TYPES[record_type]
-    return _I16.pack(version) + write_message(value_schema, fields, version)
+    return I16.pack(version) + write_message(value_schema, fields, version)
