@@ -52,14 +52,22 @@ collisions (Kafka keys its map by MD5), and the cleaner's I/O buffer sizes.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import KafkaFormatError
 from ..model import Batch, Record, Report
 from ..read.sources import partition_dirs
-from .compaction_filter import _offset_map, _outcome, _removal, _settle, _Verdict, _verdicts
+from .compaction_filter import (
+    _now,
+    _offset_map,
+    _outcome,
+    _removal,
+    _settle,
+    _start_pass,
+    _Verdict,
+    _verdicts,
+)
 from .compaction_model import (
     DEFAULT_DELETE_RETENTION_MS,
     DEFAULT_MIN_CLEANABLE_DIRTY_RATIO,
@@ -77,8 +85,6 @@ from .compaction_model import (
 )
 from .compaction_plan import _decoded, _plan, _scan
 from .compaction_policy import CleanupPolicy
-from .compaction_policy import normalise as normalise_policy
-from .compaction_policy import resolve as resolve_policy
 from .partition import Partition
 
 __all__ = [
@@ -173,23 +179,26 @@ def compact(
     log the cleaner never cleans (``delete``, ``__cluster_metadata``) is left as it is
     (``result.policy`` says why; see :mod:`.compaction_policy`).
     """
-    if null_keys not in ("drop", "keep"):
-        raise ValueError(f"null_keys must be 'drop' or 'keep', not {null_keys!r}")
     config = config or CleanerConfig()
-    now = _now(now_ms)
-    partition = Partition.open(path)
-    policy = resolve_policy(
-        partition.topic,
-        normalise_policy(cleanup_policy) if cleanup_policy is not None else None,
-        topic_policies,
+    start = _start_pass(
+        path,
+        now_ms=now_ms,
+        config=config,
+        null_keys=null_keys,
+        first_dirty_offset=first_dirty_offset,
+        only_if_due=only_if_due,
+        cleanup_policy=cleanup_policy,
+        topic_policies=topic_policies,
     )
-    report = Report()
-    scan = _scan(partition, report)
-    plan = _plan(partition, scan, now, config, first_dirty_offset)
-    result = CompactionResult(plan, policy=policy)
-    result.warnings.extend(str(t) for t in report.truncated)
-    cleaning = policy.cleaned and plan.cleans and (plan.would_clean or not only_if_due)
-    verdicts = _verdicts(scan, plan, now, config) if cleaning else []
+    scan, plan, now, cleaning, verdicts = (
+        start.scan,
+        start.plan,
+        start.now,
+        start.cleaning,
+        start.verdicts,
+    )
+    result = CompactionResult(plan, policy=start.policy)
+    result.warnings.extend(start.warnings)
     offset_map = _offset_map(scan, plan, verdicts) if cleaning else {}
     by_position = {(v.segment, v.batch.position): v for v in verdicts}
 
@@ -264,7 +273,3 @@ def partitions_of(path: str | os.PathLike[str]) -> list[Path]:
             file=str(directory),
         )
     return found
-
-
-def _now(now_ms: int | None) -> int:
-    return int(time.time() * 1000) if now_ms is None else int(now_ms)

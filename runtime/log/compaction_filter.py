@@ -5,14 +5,18 @@ each batch."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from ..model import Batch, ControlType, Record
+from ..model import Batch, ControlType, Record, Report
 from ..read.reader import iter_batches
 from .compaction_model import BatchOutcome, CleanerConfig, DirtyRatio, NullKeys
-from .compaction_plan import _Scan
+from .compaction_plan import _plan, _Scan, _scan
+from .compaction_policy import CleanupPolicy, normalise, resolve
+from .partition import Partition
 
 
 @dataclass(slots=True)
@@ -253,3 +257,53 @@ def _outcome(
         delete_horizon_before=before if batch.magic >= 2 else None,
         delete_horizon_after=(before if after == "same" else after) if batch.magic >= 2 else None,
     )
+
+
+@dataclass(slots=True)
+class _PassStart:
+    """What both passes (:func:`.compaction.compact`, :func:`.compaction_stream.compact_stream`)
+    know before they read a record: the plan, the policy, and each cleaned batch's verdict."""
+
+    policy: CleanupPolicy
+    scan: _Scan
+    plan: DirtyRatio
+    now: int
+    #: Whether this pass cleans (the policy compacts, the plan has work, and it is due or
+    #: ``only_if_due`` is off); the verdicts are empty otherwise.
+    cleaning: bool
+    verdicts: list[_Verdict]
+    #: The truncated tails the scan met, as the result's warnings say them.
+    warnings: list[str]
+
+
+def _start_pass(
+    path: str | os.PathLike[str],
+    *,
+    now_ms: int | None,
+    config: CleanerConfig,
+    null_keys: NullKeys,
+    first_dirty_offset: int | None,
+    only_if_due: bool,
+    cleanup_policy: str | None,
+    topic_policies: Mapping[str, str] | None,
+) -> _PassStart:
+    if null_keys not in ("drop", "keep"):
+        raise ValueError(f"null_keys must be 'drop' or 'keep', not {null_keys!r}")
+    now = _now(now_ms)
+    partition = Partition.open(path)
+    policy = resolve(
+        partition.topic,
+        normalise(cleanup_policy) if cleanup_policy is not None else None,
+        topic_policies,
+    )
+    report = Report()
+    scan = _scan(partition, report)
+    plan = _plan(partition, scan, now, config, first_dirty_offset)
+    cleaning = policy.cleaned and plan.cleans and (plan.would_clean or not only_if_due)
+    verdicts = _verdicts(scan, plan, now, config) if cleaning else []
+    warnings = [str(t) for t in report.truncated]
+    return _PassStart(policy, scan, plan, now, cleaning, verdicts, warnings)
+
+
+def _now(now_ms: int | None) -> int:
+    return int(time.time() * 1000) if now_ms is None else int(now_ms)

@@ -24,13 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import KafkaFormatError
-from ..model import Record, Report
+from ..model import Record
 from ..read.columnar import iter_arrow_batches
-from .compaction_filter import _outcome, _removal, _settle, _Verdict, _verdicts
+from .compaction_filter import _outcome, _removal, _settle, _start_pass, _Verdict
 from .compaction_model import CleanerConfig, CompactionResult, DirtyRatio, NullKeys
-from .compaction_plan import _plan, _Scan, _scan
-from .compaction_policy import normalise, resolve
-from .partition import Partition
+from .compaction_plan import _Scan
 
 __all__ = ["REASONS", "KeptSink", "ProgressLike", "RemovedSink", "compact_stream"]
 
@@ -77,25 +75,26 @@ def compact_stream(
     batches carry the records' headers. ``progress`` is told the bytes read: start its
     ``total`` and ``files`` at the segments' bytes and count; the pass adds the dirty
     segments, which it reads twice, once the plan says which they are."""
-    from .compaction import _now  # the entry points' module; imported late to avoid a cycle
-
-    if null_keys not in ("drop", "keep"):
-        raise ValueError(f"null_keys must be 'drop' or 'keep', not {null_keys!r}")
     config = config or CleanerConfig()
-    now = _now(now_ms)
-    partition = Partition.open(path)
-    policy = resolve(
-        partition.topic,
-        normalise(cleanup_policy) if cleanup_policy is not None else None,
-        topic_policies,
+    start = _start_pass(
+        path,
+        now_ms=now_ms,
+        config=config,
+        null_keys=null_keys,
+        first_dirty_offset=first_dirty_offset,
+        only_if_due=only_if_due,
+        cleanup_policy=cleanup_policy,
+        topic_policies=topic_policies,
     )
-    report = Report()
-    scan = _scan(partition, report)
-    plan = _plan(partition, scan, now, config, first_dirty_offset)
-    result = CompactionResult(plan, policy=policy, kept_count=0, removed_counts={})
-    result.warnings.extend(str(t) for t in report.truncated)
-    cleaning = policy.cleaned and plan.cleans and (plan.would_clean or not only_if_due)
-    verdicts = _verdicts(scan, plan, now, config) if cleaning else []
+    scan, plan, now, cleaning, verdicts = (
+        start.scan,
+        start.plan,
+        start.now,
+        start.cleaning,
+        start.verdicts,
+    )
+    result = CompactionResult(plan, policy=start.policy, kept_count=0, removed_counts={})
+    result.warnings.extend(start.warnings)
     by_position = {(v.segment, v.batch.position): v for v in verdicts}
     dirty = [i for i, s in enumerate(plan.segments) if s.role == "dirty"] if cleaning else []
     if progress is not None:  # the dirty segments are read twice
