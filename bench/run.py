@@ -8,6 +8,8 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
     .venv/bin/python bench/run.py --only parquet  # kafka_log against Spark's Parquet reader
     .venv/bin/python bench/run.py --only views    # binary_view against copies and memcpy
+    .venv/bin/python bench/run.py --only memory   # the floor, a 2 GiB segment, bombs
+    .venv/bin/python bench/run.py --only spark-cold   # a cold Spark executor's first task
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -32,7 +34,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import cold  # noqa: E402
 import inputs  # noqa: E402
+import memory  # noqa: E402
 import parquet  # noqa: E402
 import readers  # noqa: E402
 import spark  # noqa: E402
@@ -192,59 +196,6 @@ def render_verify(result: dict | None) -> list[str]:
     ]
 
 
-# Peak RSS is the kernel's high-water mark of this process's memory (VmHWM, in KiB), read
-# from /proc where there is one: on Linux getrusage's ru_maxrss keeps the parent's peak across
-# fork and exec, so in a child of this (big) process it says nothing about the child.
-_CHILD = """
-import resource, sys, time
-def peak_kib():
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-start = time.perf_counter()
-from kafka_format.runtime.read.columnar import iter_arrow_batches
-base = peak_kib()
-n = 0
-for batch in iter_arrow_batches(sys.argv[1], include_headers=True):
-    n += batch.num_rows
-seconds = time.perf_counter() - start
-print(n, seconds, base, peak_kib())
-"""
-
-
-def segment_memory(size: int, log) -> dict:
-    """Stream a generated segment of ``size`` bytes in a fresh process; its peak RSS."""
-    scratch = Path(tempfile.mkdtemp(prefix="kafka-format-bench-"))
-    try:
-        path = scratch / "bench-0" / "00000000000000000000.log"
-        records = inputs.write_segment(path, size)
-        actual = path.stat().st_size
-        log(f"  wrote {actual / GIB:.2f} GiB, {records} records; streaming it")
-        out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(path)],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        n, seconds, base_kib, peak_kib = int(out[0]), float(out[1]), int(out[2]), int(out[3])
-        if n != records:
-            raise RuntimeError(f"streamed {n} records of {records}")
-        return {
-            "bytes": actual,
-            "records": n,
-            "seconds": seconds,
-            "after_import_mib": base_kib / 1024,
-            "peak_mib": peak_kib / 1024,
-        }
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 _COMPILE_CHILD = """
 import time
 t0 = time.perf_counter()
@@ -373,9 +324,7 @@ def splice_section(text: str, heading: str, section: str) -> str:
     return text[:start] + section + (text[end + 1 :] if end >= 0 else "")
 
 
-def render(
-    args, machine, rows, compile_result, memory, spark_rows, peers_note, verified=None
-) -> str:
+def render(args, machine, rows, compile_result, spark_rows, peers_note, verified=None) -> str:
     lines = [
         "# Benchmarks (issue 6)",
         "",
@@ -447,16 +396,6 @@ def render(
     for label, (imp, first) in compile_result.items():
         what = "empty numba cache (compiles)" if label == "cold" else "cache filled"
         lines.append(f"- {what}: import {imp:.2f} s, first call {first:.2f} s")
-    lines += ["", "Memory: streaming a generated v2 segment in a fresh process.", ""]
-    if memory is None:
-        lines.append("- not measured (`--no-segment`)")
-    else:
-        lines.append(
-            f"- {memory['bytes'] / GIB:.2f} GiB, {memory['records']} records in "
-            f"{memory['seconds']:.1f} s ({memory['records'] / memory['seconds'] / 1e6:.2f} M "
-            f"records/s, from a cold start): peak RSS {memory['peak_mib']:.0f} MiB "
-            f"({memory['after_import_mib']:.0f} MiB after imports); target < 512 MiB"
-        )
     lines += ["", *render_verify(verified)]
     lines += ["", *render_spark(spark_rows)]
     return "\n".join(lines) + "\n"
@@ -530,6 +469,16 @@ def render_spark(result: list | str) -> list[str]:
     return lines
 
 
+def _only(args, heading: str, section: str) -> int:
+    """Print one case's section and put it in place of its old one in ``--out``."""
+    print(section)
+    if args.out:
+        old = args.out.read_text() if args.out.exists() else ""
+        args.out.write_text(splice_section(old, heading, section))
+        print(f"written to {args.out}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny inputs: a smoke run")
@@ -542,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl", "parquet", "views"],
+        choices=["dump-jsonl", "parquet", "views", "memory", "spark-cold"],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -553,6 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     args.repeat = args.repeat or (1 if args.quick else 5)
     args.peer_repeat = args.peer_repeat or (1 if args.quick else 2)
     segment = args.segment_gib if args.segment_gib is not None else (0.004 if args.quick else 2)
+    segment_bytes = int(segment * GIB)
 
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -578,6 +528,16 @@ def main(argv: list[str] | None = None) -> int:
             args.out.write_text(splice_section(old, views.HEADING, section))
             log(f"written to {args.out}")
         return 0
+    if args.only == "memory":
+        log("memory")
+        return _only(
+            args,
+            memory.HEADING,
+            memory.render(memory.run(segment_bytes, log, quick=args.quick), machine),
+        )
+    if args.only == "spark-cold":
+        log("a cold Spark executor")
+        return _only(args, cold.HEADING, cold.render(cold.run(log, args.quick), machine))
     if args.only == "parquet":
         section = parquet.render(
             parquet.run(Path(tempfile.gettempdir()), quick=args.quick), machine
@@ -604,10 +564,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = bench_cases(args.records, args.repeat, args.peer_repeat, log)
     log("dump --jsonl")
     dump_jsonl = dump_jsonl_case(args.quick, args.repeat, log)
-    memory = None
+    log("binary_view")
+    views_section = views.render(views.run(args.records, args.repeat), machine)
+    memory_section = None
     if not args.no_segment:
-        log(f"memory: a {segment} GiB segment")
-        memory = segment_memory(int(segment * GIB), log)
+        log(f"memory: a {segment} GiB segment, bombs")
+        memory_section = memory.render(memory.run(segment_bytes, log, quick=args.quick), machine)
     if args.no_spark:
         spark_rows: list | str = "skipped (`--no-spark`)"
     else:
@@ -623,9 +585,19 @@ def main(argv: list[str] | None = None) -> int:
             parquet_rows = parquet.run(Path(tempfile.gettempdir()), quick=args.quick, log=log)
         except Exception as exc:  # as for the Spark comparison: the rest still stands
             parquet_rows = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-    text = render(args, machine, rows, compile_result, memory, spark_rows, peers_note, verified)
+    cold_section = None
+    if not args.no_spark:
+        try:
+            cold_section = cold.render(cold.run(log, args.quick), machine)
+        except Exception as exc:  # as for the Spark comparison: the rest still stands
+            log(f"spark-cold: failed: {type(exc).__name__}: {exc}")
+    text = render(args, machine, rows, compile_result, spark_rows, peers_note, verified)
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
     text += "\n" + parquet.render(parquet_rows, machine)
+    text += "\n" + views_section
+    for extra in (memory_section, cold_section):
+        if extra is not None:
+            text += "\n" + extra
     print(text)
     if args.out:
         args.out.write_text(text)

@@ -56,6 +56,11 @@ def test_quick_bench_writes_its_table(tmp_path):
             assert f"| {case} | {reader} |" in text
     assert "| v2 zstd |" in text.split("bare decompression s")[1]
     assert "peak RSS" in text
+    memory = text.split("## Memory: the floor")[1]
+    assert "the data's share" in memory
+    for codec in ("gzip", "snappy", "lz4", "zstd"):  # each bomb stopped, the batch after read
+        assert f"| {codec} |" in memory
+    assert "## `binary_view` keys and values" in text
     assert "not measured: skipped (`--no-spark`)" in text
     assert "| log | records | read_table s | verify s | verify / read_table |" in text
     assert "verify found errors" not in done.stderr  # the generated log is clean
