@@ -20,7 +20,7 @@ the route is different:
    snappy or LZ4 as Kafka's clients write them never reach Python: ``kernel_payloads`` checks
    their CRCs and plans their payloads in one call, and the decoder decompresses each
    (``kernel_snappy``, ``kernel_lz4``) into a scratch buffer that stays in the cache while its
-   records are read. Two workers, three chunks in flight: decompression and decoding of
+   records are read. Two workers, two chunks decoded ahead: decompression and decoding of
    successive chunks overlap on two cores.
 4. The generator takes chunk results in file order: rows become record batches of at most
    ``batch_rows`` rows; a damaged batch raises (``errors="strict"``), after the rows of the
@@ -299,7 +299,9 @@ class _Pipeline:
 
     @property
     def depth(self) -> int:
-        return self.workers + 1
+        # Chunks decoded ahead of the one being emitted: one a worker keeps both busy; one
+        # more held ~20 MiB of Arrow buffers more and was no faster (bench/results.md, memory).
+        return self.workers
 
     def submit(self, fn, *args) -> Future:
         if self.workers <= 1:
