@@ -61,7 +61,7 @@ def values(n: int, seed: int = 7) -> list[bytes]:
     return out
 
 
-def _v2_batch(codec: int, n: int) -> tuple[bytes, bytes | None]:
+def v2_batch(codec: int, n: int) -> tuple[bytes, bytes | None]:
     vals = values(n)
     records = [
         {
@@ -116,7 +116,7 @@ def record_set(magic: int, codec: int, records: int, per_batch: int = 1000) -> R
     copies = -(-records // per_batch)
     if magic == 2 or codec:
         one, payload = (
-            _v2_batch(codec, per_batch) if magic == 2 else _legacy_wrapper(magic, codec, per_batch)
+            v2_batch(codec, per_batch) if magic == 2 else _legacy_wrapper(magic, codec, per_batch)
         )
         step = per_batch
         # The offset field: v2 base offset; a v1 wrapper carries its last inner offset.
@@ -137,7 +137,7 @@ def record_set(magic: int, codec: int, records: int, per_batch: int = 1000) -> R
 
 def write_segment(path: Path, size: int, per_batch: int = 1000) -> int:
     """A v2 uncompressed segment of about ``size`` bytes with rising offsets; returns records."""
-    one, _ = _v2_batch(0, per_batch)
+    one, _ = v2_batch(0, per_batch)
     group = 64
     block = bytearray(one * group)
     records = 0
