@@ -85,7 +85,7 @@ from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
-from .views import adopt, as_views, ensure_views, view_schema
+from .views import adopt, ensure_views, view_schema
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -654,7 +654,6 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             # decoded again into buffers sized for the worst case, which always fit.
             group = sections[lo:hi]
             batch, done = _run_kernel(group, chunk, opts, ample)
-            batch = as_views(batch, group[:done], chunk.buf) if opts.binary_view else batch
             group[:done, fs.S_ROWS_END] += decoded
             decoded += batch.num_rows
             if batch.num_rows:
