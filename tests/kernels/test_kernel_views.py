@@ -83,9 +83,9 @@ def test_view_or_gather_points_in_place_and_gathers_the_rest() -> None:
     # Gathered: long bytes copied at ``used``, the view points there in the copies' buffer.
     used = _gather(out, buf, 20, 30, 60, INLINE, dst, 5, 10, 1)
     assert used == 35 and dst[5:35].tobytes() == data[20:50]
-    assert out.tobytes() == (30).to_bytes(4, "little") + data[20:24] + (1).to_bytes(
-        4, "little"
-    ) + (5).to_bytes(4, "little")
+    assert out.tobytes() == (30).to_bytes(4, "little") + data[20:24] + (1).to_bytes(4, "little") + (
+        5
+    ).to_bytes(4, "little")
     # Short bytes are never gathered: they sit in the view.
     used = _gather(out, buf, 20, 12, 60, INLINE, dst, 35, 10, 1)
     assert used == 35 and out.tobytes() == _arrow_view(data[20:32])
