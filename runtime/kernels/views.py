@@ -64,7 +64,8 @@ def view_or_gather(vout, column, row, src, n, src_end, least, dst, used):
     their copy at ``dst + used``. ``vout``: (mode, key views' address, value views' address,
     data buffer 0's address, the copies' buffer index). Returns the bytes used at ``dst``.
     Bytes up to ``src_end`` may be read past ``n``."""
-    at = vout[column] + VIEW_SIZE * row
+    # Constant indices only: a tuple indexed by a variable is copied to the stack each time.
+    at = (vout[1] if column == 1 else vout[2]) + VIEW_SIZE * row
     if n <= least:
         put_view(at, src, n, src_end, 0, src - vout[3])
         return used
