@@ -283,6 +283,9 @@ def render(result: dict, machine: str) -> str:
     readers = result["readers"]
     kernel = result["kernel"]
 
+    huge, small = result["copies"]["fresh_huge"], result["copies"]["fresh_4k"]
+    per_fault = (small[0] - anchor) / max(small[1], 1) * 1e6
+
     def row(name: str, timing: tuple[float, int]) -> str:
         seconds, faults = timing
         return (
@@ -320,13 +323,13 @@ def render(result: dict, machine: str) -> str:
         "best runs do (compare the page-fault column: the new map's only). It is about as fast "
         "as a copy into an array allocated once. A fresh numpy array is new memory "
         "each time: the kernel zeroes every page on its first touch. numpy asks for 2 MiB pages "
-        "for arrays of 4 MiB and more, and with huge pages available that halves the copy's "
-        "speed (the `src.copy()` figure of this section's first version, 11.6 GB/s); when they "
-        "are not granted (`never`, or memory too fragmented to find 2 MiB), each 4 KiB page "
-        "costs a fault of about 1.7 µs and the copy runs at about 2 GB/s. Issue 19's "
-        '"numpy copy, 4.57 GB/s" lies between the two: a fresh copy partly backed by huge '
-        "pages; it measured the kernel's page zeroing, which a reader drawing on a pool does "
-        "not pay.",
+        "for arrays of 4 MiB and more; with huge pages granted the copy runs at "
+        f"{size / huge[0] / 1e9:.1f} GB/s (the `src.copy()` figure of this section's first "
+        "version, 11.6 GB/s); when they are not (`never`, or memory too fragmented to find "
+        f"2 MiB), each 4 KiB page costs a fault of about {per_fault:.1f} µs and the copy runs "
+        f'at {size / small[0] / 1e9:.1f} GB/s. Issue 19\'s "numpy copy, 4.57 GB/s" lies '
+        "between the two, most likely a fresh copy partly backed by huge pages: it measured "
+        "the kernel's page zeroing, which a reader drawing on a pool does not pay.",
         "",
         f"**Copying path**: {ratio('copy')} the anchor on two threads ({ratio('copy_1')} on "
         f"one); without the CRC, {ratio('copy_nocrc')} ({ratio('copy_1_nocrc')}). "
