@@ -170,6 +170,22 @@ def test_generated_views_equal_copies(tmp_path, data: bytes) -> None:
     assert_same(lambda: path, include_headers=True)
     assert_same(lambda: data)
     assert_same(lambda: io.BytesIO(data))
+    assert_same(lambda: bytearray(data))  # a buffer the caller can change: all gathered
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=record_sets(), chunk_bytes=st.integers(1, 400))
+def test_generated_views_equal_copies_in_small_chunks(tmp_path, data: bytes, chunk_bytes) -> None:
+    """Chunks of one or a few batches: each chunk's views counted from its own first batch."""
+    from kafka_format.runtime.read import columnar
+
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columnar, "CHUNK_BYTES", chunk_bytes)
+        assert_same(lambda: path, threads=2)
 
 
 @pytest.mark.parametrize("codec", V2_CODECS)
