@@ -147,7 +147,8 @@ def iter_arrow_batches(
     ``position`` (the byte position in it of the batch holding the record).
     The range bounds are :func:`~.reader.iter_records`'s; batches outside are not decoded.
     ``binary_view``: ``key`` and ``value`` as ``pa.binary_view()`` pointing into the mapped
-    file (uncompressed records) or the decompressed bytes, not copies (``views.py``).
+    file (uncompressed records, not copies) or into the bytes of compressed records gathered
+    past 12 bytes (``views.py``).
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
