@@ -60,9 +60,11 @@ def test_quick_bench_writes_its_table(tmp_path):
     assert "the data's share" in memory
     for codec in ("gzip", "snappy", "lz4", "zstd"):  # each bomb stopped, the batch after read
         assert f"| {codec} |" in memory
-    assert "## `binary_view` keys and values" in text
+    assert "## Uncompressed v2 against memcpy" in text
     assert "not measured: skipped (`--no-spark`)" in text
     assert "| log | records | read_table s | verify s | verify / read_table |" in text
+    assert "| **the anchor**: map the file anew" in text  # uncompressed v2 against memcpy
+    assert "| `read_table(binary_view=True)`, 2 threads |" in text
     assert "verify found errors" not in done.stderr  # the generated log is clean
     assert "read 0 records" not in done.stderr
     assert "expected" not in done.stderr  # every reader read every record it was given

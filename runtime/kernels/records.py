@@ -4,7 +4,8 @@
 uncompressed v2 batch in place, a decompressed payload, a v0/v1 entry or a wrapper's inner
 messages) straight into the buffers of Arrow columns: offsets, timestamps, and keys, values
 and headers gathered into contiguous data buffers with int32 offsets. No Python object is made
-per record. Compiled once and cached on disk (``cache=True``); releases the GIL.
+per record. Compiled once and cached on disk (``cache=True``); releases the GIL. With
+``binary_view``, keys and values become Arrow views into the file instead (``kernels/views``).
 
 The kernel trusts nothing it reads: every varint and every length is checked against the end
 of its record and of its section before a byte is read or copied. A malformed section gets an
@@ -32,6 +33,10 @@ from ..format.sizes import MIN_RECORD_SIZE
 from .addresses import address_of, be32, be32u, be64, le64, memcpy, store_le64, store_u8, u8
 from .crc32 import crc32 as _crc32
 from .payloads import decode_payload
+from .utf8 import utf8_ok as _utf8_ok
+from .views import IN_PLACE as _IN_PLACE
+from .views import INLINE
+from .views import view_or_gather as _view_or_gather
 
 _LOG_OVERHEAD = layout.LOG_OVERHEAD
 _UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
@@ -113,6 +118,12 @@ E_NEGATIVE_HEADERS = 22  # a header count below zero: ERR_ARG it
 E_NEGATIVE_HEADER_KEY = 23  # a header key length below zero: ERR_ARG it
 # E_RECORD_SIZE: ERR_ARG the record's length, ERR_ARG2 the bytes its fields used
 
+# view_args (binary_view mode): where the records may be pointed at in place, and the views'
+# data buffers.
+V_PLACE = 0  # the address of the buffer whose sections' records are viewed in place (-1: none)
+V_BASE = 1  # the address data buffer 0 starts at: a view's offset is from there
+V_COPY_INDEX = 2  # the data buffer of the bytes gathered (compressed records): 0 or 1
+
 # Cursors into the output buffers, in and out.
 C_ROWS = 0
 C_KEY_BYTES = 1
@@ -177,9 +188,10 @@ def _varint(buf, p, end):
 @_jit_inline
 def _copy(dst, dst_end, src, src_end, n):
     """Copy n bytes between addresses; the bytes up to ``dst_end`` and ``src_end`` may be
-    read and written past them (n rounded up to 16), which makes short copies two moves."""
+    read and written past them (n rounded up to 16): up to 32 bytes, two moves; past that,
+    libc's memcpy, whose moves are wider (10% off the decoder on 100-byte values)."""
     wide = (n + 15) & ~15
-    if n <= 128 and dst + wide <= dst_end and src + wide <= src_end:
+    if n <= 32 and dst + wide <= dst_end and src + wide <= src_end:
         i = 0
         while i < n:
             store_le64(dst + i, le64(src + i))
@@ -190,50 +202,6 @@ def _copy(dst, dst_end, src, src_end, n):
     else:  # a call costs more than a few bytes' loop
         for j in range(n):
             store_u8(dst + j, u8(src + j))
-
-
-@_jit
-def _utf8_ok(buf, s, n):
-    """Strict UTF-8 as Python's decoder checks it: no overlongs, surrogates or > U+10FFFF."""
-    i = s
-    end = s + n
-    while i < end:
-        c = u8(buf + i)
-        if c < 0x80:
-            i += 1
-            continue
-        if 0xC2 <= c <= 0xDF:
-            if i + 1 >= end or (u8(buf + i + 1) & 0xC0) != 0x80:
-                return False
-            i += 2
-            continue
-        if 0xE0 <= c <= 0xEF:
-            if i + 2 >= end:
-                return False
-            c1 = u8(buf + i + 1)
-            lo = 0xA0 if c == 0xE0 else 0x80
-            hi = 0x9F if c == 0xED else 0xBF
-            if c1 < lo or c1 > hi or (u8(buf + i + 2) & 0xC0) != 0x80:
-                return False
-            i += 3
-            continue
-        if 0xF0 <= c <= 0xF4:
-            if i + 3 >= end:
-                return False
-            c1 = u8(buf + i + 1)
-            lo = 0x90 if c == 0xF0 else 0x80
-            hi = 0x8F if c == 0xF4 else 0xBF
-            if (
-                c1 < lo
-                or c1 > hi
-                or (u8(buf + i + 2) & 0xC0) != 0x80
-                or (u8(buf + i + 3) & 0xC0) != 0x80
-            ):
-                return False
-            i += 4
-            continue
-        return False
-    return True
 
 
 @_kernel
@@ -253,6 +221,8 @@ def decode_sections(
     want_headers,
     scratch,
     lz4_fn,
+    view_out,
+    view_args,
 ):
     """Decode the v2 records of every section into the output buffers at the cursors.
 
@@ -265,7 +235,21 @@ def decode_sections(
     the caller decodes them again into new buffers. ``scratch``: room for the largest
     FORMAT_PACKED_* section plus ``kernel_snappy.SLACK``, decompressed there
     (``kernel_payloads.decode_payload``; LZ4 by ``LZ4_decompress_safe`` at ``lz4_fn``).
+
+    ``binary_view`` mode, when ``view_out`` (two rows: key and value views) is not empty:
+    keys and values become 16-byte views (``kernels/views.py``) in ``view_out`` instead of
+    bytes gathered at ``off32[0..1]``. The records of the sections in the buffer at
+    ``view_args[V_PLACE]`` (uncompressed v2 batches and v0/v1 entries of the file) are
+    pointed at where they lie, from ``view_args[V_BASE]`` (data buffer 0); the others' (they
+    were decompressed into a buffer that does not outlive the call) are gathered as before,
+    those longer than 12 bytes only, and pointed at in ``key_data`` / ``value_data`` (data
+    buffer ``view_args[V_COPY_INDEX]``).
     """
+    vmode = view_out.shape[1] > 0
+    views = address_of(view_out)  # (mode, key views, value views, data buffer 0, copies' index)
+    copies = view_args[V_COPY_INDEX]
+    vout = (np.int64(vmode), views, views + view_out.shape[1], view_args[V_BASE], copies)
+    place = view_args[V_PLACE] if vmode else -1
     key_address = address_of(key_data)
     value_address = address_of(value_data)
     key_end = key_address + key_data.shape[0]
@@ -305,6 +289,8 @@ def decode_sections(
                 status, err_pos = E_DECOMPRESS, start
             buf = scratch_address
             end = written
+        # Gathered: bytes longer than this (all, when copying; none, when viewed in place).
+        least = (_IN_PLACE if buf == place else INLINE) if vmode else 0
         if status != E_OK:
             pass
         elif fmt in (FORMAT_V2, FORMAT_PACKED_V2):
@@ -317,6 +303,8 @@ def decode_sections(
                 (hoff, hvalid, hkey_data, hvalue_data),
                 cur,
                 want_headers,
+                vout,
+                least,
             )
         elif fmt == FORMAT_LEGACY:
             # One entry, one record: decoded here, where writing the row costs no calls.
@@ -342,8 +330,8 @@ def decode_sections(
                     status, err_pos = err, p
                 elif (
                     row >= rec_i64.shape[1]
-                    or (klen > 0 and kb + klen > key_data.shape[0])
-                    or (vlen > 0 and vb + vlen > value_data.shape[0])
+                    or (klen > least and kb + klen > key_data.shape[0])
+                    or (vlen > least and vb + vlen > value_data.shape[0])
                 ):
                     status, err_pos = E_ROOM, p
                 else:
@@ -351,16 +339,24 @@ def decode_sections(
                     rec_i64[1, row] = timestamp * 1000 if has_ts else 0
                     valid[3, row] = has_ts
                     ts_type[row] = -1 if magic == 0 else (1 if attributes & 8 else 0)
-                    if klen >= 0:
-                        _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
-                        kb += klen
                     valid[0, row] = klen >= 0
-                    off32[0, row + 1] = kb
-                    if vlen >= 0:
-                        _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
-                        vb += vlen
                     valid[1, row] = vlen >= 0
-                    off32[1, row + 1] = vb
+                    if vmode:
+                        kb = _view_or_gather(
+                            vout, 1, row, buf + kpos, klen, buf + end, least, key_address, kb
+                        )
+                        vb = _view_or_gather(
+                            vout, 2, row, buf + vpos, vlen, buf + end, least, value_address, vb
+                        )
+                    else:
+                        if klen >= 0:
+                            _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
+                            kb += klen
+                        off32[0, row + 1] = kb
+                        if vlen >= 0:
+                            _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
+                            vb += vlen
+                        off32[1, row + 1] = vb
                     valid[2, row] = 0
                     off32[2, row + 1] = cur[3]
                     cur[0] = row + 1
@@ -368,7 +364,14 @@ def decode_sections(
                     cur[2] = vb
         else:  # FORMAT_INNER, FORMAT_PACKED_WRAPPER
             status, err_pos, arg, arg2 = _decode_inner(
-                buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur
+                buf,
+                start,
+                end,
+                sec,
+                (rec_i64, ts_type, off32, valid, key_data, value_data),
+                cur,
+                vout,
+                INLINE if vmode else 0,
             )
         if status == E_ROOM:
             cur[0] = mark0
@@ -496,12 +499,13 @@ def _timestamp(log_append, base_ts, max_ts, ts_delta):
 
 
 @_jit
-def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
+def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least):
     """The v2 records of one section (``buf[start:end]``) into ``out`` (rec_i64, ts_type,
     off32, valid, key_data, value_data) and, when wanted, ``hout`` (hoff, hvalid, hkey_data,
     hvalue_data), from the cursors ``cur``, which move only when the whole section decoded:
-    (status, position, arg, arg2). Helpers take scalars and addresses only: an array handed
-    to one, even inlined, costs reference counting per record."""
+    (status, position, arg, arg2). ``vout``, ``least``: binary_view mode (decode_sections).
+    Helpers take scalars and addresses only: an array handed to one, even inlined, costs
+    reference counting per record."""
     rec_i64, ts_type, off32, valid, key_data, value_data = out
     hoff, hvalid, hkey_data, hvalue_data = hout
     key_address = address_of(key_data)
@@ -514,6 +518,9 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
     hvalue_end = hvalue_address + hvalue_data.shape[0]
     row_room = rec_i64.shape[1]
     header_room = hvalid.shape[0]
+    vmode = vout[0] != 0
+    kd = key_address
+    vd = value_address
     base = sec[S_BASE]
     base_ts = sec[S_BASE_TS]
     max_ts = sec[S_MAX_TS]
@@ -580,8 +587,8 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
         ts, representable = _timestamp(log_append, base_ts, max_ts, ts_delta)
         if (
             row >= row_room
-            or (key_len > 0 and kb + key_len > key_end - key_address)
-            or (value_len > 0 and vb + value_len > value_end - value_address)
+            or (key_len > least and kb + key_len > key_end - key_address)
+            or (value_len > least and vb + value_len > value_end - value_address)
         ):
             return E_ROOM, p, 0, 0
         rec_i64[0, row] = offset
@@ -596,15 +603,19 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers):
             nulls += 1
         ts_type[row] = tstype
         valid[0, row] = 1 if key_len >= 0 else 0
-        if key_len >= 0:
-            _copy(key_address + kb, key_end, buf + key_pos, buf + end, key_len)
-            kb += key_len
-        off32[0, row + 1] = kb
         valid[1, row] = 1 if value_len >= 0 else 0
-        if value_len >= 0:
-            _copy(value_address + vb, value_end, buf + value_pos, buf + end, value_len)
-            vb += value_len
-        off32[1, row + 1] = vb
+        if vmode:
+            kb = _view_or_gather(vout, 1, row, buf + key_pos, key_len, buf + end, least, kd, kb)
+            vb = _view_or_gather(vout, 2, row, buf + value_pos, value_len, buf + end, least, vd, vb)
+        else:
+            if key_len >= 0:
+                _copy(key_address + kb, key_end, buf + key_pos, buf + end, key_len)
+                kb += key_len
+            off32[0, row + 1] = kb
+            if value_len >= 0:
+                _copy(value_address + vb, value_end, buf + value_pos, buf + end, value_len)
+                vb += value_len
+            off32[1, row + 1] = vb
         if want_headers:
             valid[2, row] = 1 if nh > first_header else 0
             off32[2, row + 1] = nh
@@ -658,9 +669,12 @@ def _message(buf, pos, end):
 
 
 @_jit
-def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data, value_data, cur):
+def _decode_inner(buf, start, end, sec, out, cur, vout, least):
     """The inner entries of a v0/v1 wrapper, decompressed into ``u8(buf + start:end)``, checked
-    as the reference reads them; v1 inner offsets are relative to the wrapper's."""
+    as the reference reads them; v1 inner offsets are relative to the wrapper's. ``out`` as
+    ``_decode_one``'s; ``vout``, ``least``: binary_view mode (decode_sections)."""
+    rec_i64, ts_type, off32, valid, key_data, value_data = out
+    vmode = vout[0] != 0
     key_address = address_of(key_data)
     value_address = address_of(value_data)
     key_end = key_address + key_data.shape[0]
@@ -717,24 +731,30 @@ def _decode_inner(buf, start, end, sec, rec_i64, ts_type, off32, valid, key_data
         vb = cur[2]
         if (
             row >= rec_i64.shape[1]
-            or (klen > 0 and kb + klen > key_data.shape[0])
-            or (vlen > 0 and vb + vlen > value_data.shape[0])
+            or (klen > least and kb + klen > key_data.shape[0])
+            or (vlen > least and vb + vlen > value_data.shape[0])
         ):
             return E_ROOM, pos, 0, 0
         rec_i64[0, row] = inner_offset
         rec_i64[1, row] = ts * 1000
         valid[3, row] = has_ts
         ts_type[row] = tstype
-        if klen >= 0:
-            _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
-            kb += klen
         valid[0, row] = klen >= 0
-        off32[0, row + 1] = kb
-        if vlen >= 0:
-            _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
-            vb += vlen
         valid[1, row] = vlen >= 0
-        off32[1, row + 1] = vb
+        if vmode:
+            kb = _view_or_gather(vout, 1, row, buf + kpos, klen, buf + end, least, key_address, kb)
+            vb = _view_or_gather(
+                vout, 2, row, buf + vpos, vlen, buf + end, least, value_address, vb
+            )
+        else:
+            if klen >= 0:
+                _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
+                kb += klen
+            off32[0, row + 1] = kb
+            if vlen >= 0:
+                _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
+                vb += vlen
+            off32[1, row + 1] = vb
         valid[2, row] = 0
         off32[2, row + 1] = cur[3]
         cur[0] = row + 1

@@ -85,7 +85,7 @@ from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
-from .views import adopt, as_views, ensure_views, view_schema
+from .views import adopt, ensure_views, view_schema
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
@@ -147,7 +147,8 @@ def iter_arrow_batches(
     ``position`` (the byte position in it of the batch holding the record).
     The range bounds are :func:`~.reader.iter_records`'s; batches outside are not decoded.
     ``binary_view``: ``key`` and ``value`` as ``pa.binary_view()`` pointing into the mapped
-    file (uncompressed records) or the decompressed bytes, not copies (``views.py``).
+    file (uncompressed records, not copies) or into the bytes of compressed records gathered
+    past 12 bytes (``views.py``).
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -656,7 +657,6 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             # decoded again into buffers sized for the worst case, which always fit.
             group = sections[lo:hi]
             batch, done = _run_kernel(group, chunk, opts, ample)
-            batch = as_views(batch, group[:done], chunk.buf) if opts.binary_view else batch
             group[:done, fs.S_ROWS_END] += decoded
             decoded += batch.num_rows
             if batch.num_rows:

@@ -1,6 +1,7 @@
 """The record decoder's call and output (``columnar.py``'s worker side): buffers from Arrow's
 memory pool, ``kernels.records.decode_sections`` over a run of sections, the buffers wrapped
-as the columns of a record batch without a copy; the exceptions the reference raises for
+as the columns of a record batch without a copy (with ``binary_view``, key and value as the
+decoder's views: ``views.py``); the exceptions the reference raises for
 what the decoder found (``kernel_error``); and the records it emitted with a null timestamp,
 their value beyond Arrow's microseconds (``null_timestamps``).
 """
@@ -22,7 +23,9 @@ from ..kernels import snappy as kernel_snappy
 from ..kernels.records import E_WRAPPER_OFFSET as _E_WRAPPER_OFFSET
 from ..kernels.records import S_NULL_TS as _S_NULL_TS
 from ..kernels.records import S_NULL_TS_OFFSET as _S_NULL_TS_OFFSET
+from ..kernels.views import VIEW_SIZE
 from ..model import TimestampsOutOfRange
+from . import views
 from .columnar_reference import HEADER_TYPE
 from .plan import Options
 
@@ -46,7 +49,10 @@ def run_kernel(
     """Decode ``sections`` into one record batch; returns it and how many sections it holds
     (fewer than all when the buffers were full)."""
     rows = int(sections[:, fs.S_COUNT].sum())
-    data = int((sections[:, fs.S_END] - sections[:, fs.S_START]).sum())
+    sizes = sections[:, fs.S_END] - sections[:, fs.S_START]
+    place = views.placement(sections, chunk.buf) if opts.binary_view else None
+    # Views gather only what is not viewed in place (compressed records).
+    data = int((sizes if place is None else sizes[~place.in_place]).sum())
     headers = opts.include_headers
     # Values take most of a record; keys and headers are small. ``ample``: the worst case.
     small = data if ample else data // 4 + 4096
@@ -67,6 +73,10 @@ def run_kernel(
     packed = np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_PACKED_WRAPPER, fs.FORMAT_PACKED_V2))
     largest = int(sections[packed, fs.S_END].max()) if packed.any() else 0
     scratch = np.empty(largest + kernel_snappy.SLACK, np.uint8)
+    if place is None:
+        views_buf, view_out = None, np.empty((2, 0), np.uint8)
+    else:
+        views_buf, view_out = _alloc((2, VIEW_SIZE * rows), np.uint8)
     done = fs.decode_sections(
         sections,
         rec,
@@ -83,6 +93,8 @@ def run_kernel(
         headers,
         scratch,
         kernel_lz4.LZ4_DECOMPRESS,
+        view_out,
+        place.args if place is not None else _NO_VIEWS,
     )
     if ample and done < len(sections):
         raise AssertionError("worst-case buffers too small for the record decoder")
@@ -90,9 +102,21 @@ def run_kernel(
     if n == 0:
         return _empty(opts), done
     row32 = (rows + 1) * 4
+    if place is None:
+        key = _binary(pa.binary(), n, valid[0], off_buf.slice(0, row32), key_buf)
+        value = _binary(pa.binary(), n, valid[1], off_buf.slice(row32, row32), value_buf)
+    else:
+        at = VIEW_SIZE * rows
+        key, value = (
+            place.column(n, valid[c], views_buf.slice(c * at, at), copies, int(cur[cursor]))
+            for c, copies, cursor in (
+                (0, key_buf, fs.C_KEY_BYTES),
+                (1, value_buf, fs.C_VALUE_BYTES),
+            )
+        )
     columns = [
-        _binary(pa.binary(), n, valid[0], off_buf.slice(0, row32), key_buf),
-        _binary(pa.binary(), n, valid[1], off_buf.slice(row32, row32), value_buf),
+        key,
+        value,
         _repeat(chunk.topic, pa.string(), n),
         _repeat(chunk.partition, pa.int32(), n),
         pa.Array.from_buffers(pa.int64(), n, [None, rec_buf.slice(0, rows * 8)]),
@@ -122,11 +146,16 @@ def run_kernel(
                 children=[struct_array],
             )
         )
-    return pa.RecordBatch.from_arrays(columns, schema=opts.schema), done
+    schema = opts.schema if place is None else views.view_schema(opts.schema)
+    return pa.RecordBatch.from_arrays(columns, schema=schema), done
+
+
+_NO_VIEWS = np.array([-1, 0, 0], np.int64)
 
 
 def _empty(opts: Options) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pylist([], schema=opts.schema)
+    schema = views.view_schema(opts.schema) if opts.binary_view else opts.schema
+    return pa.RecordBatch.from_pylist([], schema=schema)
 
 
 def _bitmap(valid: np.ndarray) -> pa.Buffer:

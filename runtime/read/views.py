@@ -4,42 +4,47 @@ the bytes they were read from, without keeping a copy of them.
 A view is 16 bytes: the length (int32), then either the bytes themselves when there are at
 most 12, or a 4-byte prefix, the index of a data buffer and the offset in it (int32 each).
 
-The record decoder (``sections.run_kernel``) still gathers keys and values into its own
-buffers; this module walks the same sections again after it (their records already checked:
-only sections the decoder accepted, ``E_OK``) and points each row of an uncompressed v2 batch
-or an uncompressed v0/v1 entry at its bytes in the chunk's buffer: the mapped file. Rows of
-compressed batches point into the decoder's buffer (their bytes exist nowhere else). When
-every row points into the file, the decoder's key and value buffers are no longer referenced
-and go back to the pool: the table holds views and the mapping only.
+The record decoder writes them (``kernels.records.decode_sections`` in view mode, called by
+``sections.run_kernel``): for a row of an uncompressed v2 batch or an uncompressed v0/v1 entry,
+16 bytes a key and a value pointing at its bytes in the chunk's buffer, the mapped file (data
+buffer 0), instead of gathering the bytes. Rows of compressed batches gather their keys and
+values longer than 12 bytes into the decoder's buffer, as the copying path does, and point
+there (data buffer 1, or 0 when no row of the batch lies in the file): their bytes exist nowhere
+else once the decoder's scratch is reused. This module decides which (``placement``) and wraps
+the decoder's views as the columns (``Placement.column``).
 
 Lifetime: the data buffer wraps the chunk's numpy array, which holds the memoryview, which
 holds the ``mmap``. ``columnar._open_input`` closes the map only when nothing exports it, so
 the map lives as long as the table does, whether the caller's file or the reader is closed or
 the file deleted. Only buffers nobody can change are referenced in place: the maps the reader
-made itself (``adopt``) and ``bytes``; anything else (a ``bytearray``, a caller's map) is
-copied once per batch, so the table never changes under its reader.
+made itself (``adopt``) and ``bytes``; anything else (a ``bytearray``, a caller's map) has its
+keys and values gathered, as compressed rows are, so the table never changes under its reader.
 """
 
 from __future__ import annotations
 
+import functools
 import mmap
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from numba import njit
 
 from ..kernels import fastscan as fs
-from ..kernels.addresses import address_of, memcpy, store_le64
+from ..kernels.views import VIEW_SIZE
 
-# The decoder's own field readers, inlined into _build: one parser of a record. numba's disk
-# cache checks only this file: after changing kernels/records.py, touch this one too.
-from ..kernels.records import _message, _record_fields
-
-__all__ = ["VIEW_TYPE", "adopt", "as_views", "ensure_views", "filter_rows", "view_schema"]
+__all__ = [
+    "VIEW_TYPE",
+    "Placement",
+    "adopt",
+    "ensure_views",
+    "filter_rows",
+    "placement",
+    "view_schema",
+]
 
 VIEW_TYPE = pa.binary_view()
-_INLINE = 12  # bytes held in the view itself
 _INT32_MAX = 2**31 - 1
 
 #: The maps the reader made itself: nobody else holds them, so they are safe to point into.
@@ -51,6 +56,7 @@ def adopt(mapped: mmap.mmap) -> None:
     _OWNED.add(mapped)
 
 
+@functools.cache
 def view_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` with ``key`` and ``value`` as ``binary_view``."""
     for name in ("key", "value"):
@@ -59,51 +65,46 @@ def view_schema(schema: pa.Schema) -> pa.Schema:
     return schema
 
 
-def as_views(batch: pa.RecordBatch, sections: np.ndarray, buf: np.ndarray) -> pa.RecordBatch:
-    """``batch`` (the decoder's rows of ``sections``, whose records lie in ``buf``) with its
-    key and value as views: into ``buf`` where the records lie there uncompressed, into the
-    decoder's buffers otherwise."""
-    n = batch.num_rows
+@dataclass(slots=True)
+class Placement:
+    """Where the decoder's views of one run of sections point: ``args`` its ``view_args``
+    (``kernels.records.V_*``), ``in_place`` the sections viewed in place, ``data`` those bytes
+    of the chunk's buffer (data buffer 0), or None when nothing is viewed in place."""
+
+    args: np.ndarray
+    in_place: np.ndarray
+    data: pa.Buffer | None
+
+    def column(
+        self, n: int, valid: np.ndarray, views: pa.Buffer, copies: pa.Buffer, copied: int
+    ) -> pa.Array:
+        """A ``binary_view`` column of ``n`` rows from the decoder's ``views`` (16 bytes a
+        row), its ``valid`` bytes, and ``copies``, the bytes it gathered (``copied`` of them)."""
+        nulls = n - int(np.count_nonzero(valid[:n]))
+        bitmap = pa.py_buffer(np.packbits(valid[:n], bitorder="little")) if nulls else None
+        buffers = [bitmap, views.slice(0, VIEW_SIZE * n)]
+        if self.data is not None:
+            buffers.append(self.data)
+        if copied:
+            buffers.append(copies.slice(0, copied))
+        return pa.Array.from_buffers(VIEW_TYPE, n, buffers, null_count=nulls)
+
+
+def placement(sections: np.ndarray, buf: np.ndarray) -> Placement:
+    """Which of ``sections`` (records in ``buf``, the chunk's buffer, or decompressed) the
+    decoder views in place: uncompressed v2 batches and v0/v1 entries of a buffer nobody can
+    change, within 2 GiB (a view's offset is an int32; a chunk is far smaller)."""
     base = buf.ctypes.data if len(buf) else 0
-    in_file = (
-        (sections[:, fs.S_ADDR] == base)
-        & np.isin(sections[:, fs.S_FORMAT], (fs.FORMAT_V2, fs.FORMAT_LEGACY))
-        & (sections[:, fs.S_STATUS] == fs.E_OK)
-        & (sections[:, fs.S_KEEP] != 0)
+    in_place = (sections[:, fs.S_ADDR] == base) & np.isin(
+        sections[:, fs.S_FORMAT], (fs.FORMAT_V2, fs.FORMAT_LEGACY)
     )
-    if n == 0 or not in_file.any() or not _owned(buf):
-        return _cast(batch)
-    lo = int(sections[in_file, fs.S_START].min())
-    hi = int(sections[in_file, fs.S_END].max())
-    if hi - lo > _INT32_MAX:  # a view's offset is an int32
-        return _cast(batch)
-    key = batch.column(batch.schema.get_field_index("key"))
-    value = batch.column(batch.schema.get_field_index("value"))
-    # From Arrow's pool, whose pages are reused (fresh zeroed pages cost a fault each).
-    k_buf, v_buf = pa.allocate_buffer(16 * n), pa.allocate_buffer(16 * n)
-    k8, v8 = np.frombuffer(k_buf, np.uint8), np.frombuffer(v_buf, np.uint8)
-    file_bytes = buf[lo:hi]
-    copied = _build(
-        sections, in_file, base, lo, file_bytes, *_offsets(key), *_offsets(value), k8, v8
-    )
-    if copied < 0:  # the sections' rows are not what the decoder emitted: keep its copies
-        return _cast(batch)
-    data = pa.py_buffer(buf)[lo:hi]
-    columns = list(batch.columns)
-    for column, views, uses_copy in ((key, k_buf, copied & 1), (value, v_buf, copied & 2)):
-        buffers = [column.buffers()[0], views, data]
-        if uses_copy:
-            buffers.append(column.buffers()[2])
-        array = pa.Array.from_buffers(VIEW_TYPE, n, buffers, null_count=column.null_count)
-        columns[batch.schema.get_field_index("key" if column is key else "value")] = array
-    return pa.RecordBatch.from_arrays(columns, schema=view_schema(batch.schema))
-
-
-def _offsets(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The decoder's offsets and bytes of a ``binary`` column."""
-    _, offsets, data = column.buffers()
-    off = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
-    return off, np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+    if in_place.any() and _owned(buf):
+        lo = int(sections[in_place, fs.S_START].min())
+        hi = int(sections[in_place, fs.S_END].max())
+        if hi - lo <= _INT32_MAX:
+            args = np.array([base, base + lo, 1], np.int64)  # V_PLACE, V_BASE, V_COPY_INDEX
+            return Placement(args, in_place, pa.py_buffer(buf)[lo:hi])
+    return Placement(np.array([-1, 0, 0], np.int64), np.zeros(len(sections), bool), None)
 
 
 def ensure_views(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -150,75 +151,3 @@ def _owned(buf: np.ndarray) -> bool:
 def _cast(batch: pa.RecordBatch) -> pa.RecordBatch:
     """The decoder's rows as views into its own buffers."""
     return batch.cast(view_schema(batch.schema))
-
-
-@njit(cache=True, nogil=True)
-def _build(sections, in_file, base, lo, file_bytes, koff, kcopy, voff, vcopy, k8, v8):
-    """The 16-byte key and value views of every row of ``sections``: for the rows of the
-    ``in_file`` sections, read again from the buffer at ``base`` into buffer 0 (its bytes
-    from ``lo``: ``file_bytes``); for the others, from the decoder's copies (buffer 1).
-    Returns bit 0 / bit 1 set when a key / value uses buffer 1, or -1 when a section's rows
-    are not what the decoder emitted. Helpers take addresses only (no array reference
-    counting per row)."""
-    row = 0
-    copied = 0
-    n = k8.shape[0] // 16
-    keys = address_of(k8)
-    values = address_of(v8)
-    file_at = address_of(file_bytes)
-    kcopy_at = address_of(kcopy)
-    vcopy_at = address_of(vcopy)
-    for s in range(sections.shape[0]):
-        end_row = sections[s, fs.S_ROWS_END]
-        if not in_file[s]:
-            for r in range(row, min(end_row, n)):
-                if _view(keys + 16 * r, kcopy_at, koff[r], koff[r + 1] - koff[r], 1):
-                    copied |= 1
-                if _view(values + 16 * r, vcopy_at, voff[r], voff[r + 1] - voff[r], 1):
-                    copied |= 2
-            row = end_row
-            continue
-        start = sections[s, fs.S_START]
-        end = sections[s, fs.S_END]
-        if sections[s, fs.S_FORMAT] == fs.FORMAT_LEGACY:
-            # (error, offset, magic, attributes, timestamp, key pos, key len, value pos, len)
-            m = _message(base, start, end)
-            if m[0] != 0 or row >= n:
-                return -1
-            _view(keys + 16 * row, file_at, m[5] - lo, m[6], 0)
-            _view(values + 16 * row, file_at, m[7] - lo, m[8], 0)
-            row += 1
-        else:
-            p = start
-            for _ in range(sections[s, fs.S_COUNT]):
-                # (status, position, record end, timestamp delta, offset delta, key pos,
-                # key len, value pos, value len, header count)
-                f = _record_fields(base, p, end)
-                if f[0] != 0 or row >= n:
-                    return -1
-                _view(keys + 16 * row, file_at, f[5] - lo, f[6], 0)
-                _view(values + 16 * row, file_at, f[7] - lo, f[8], 0)
-                row += 1
-                p = f[2]
-        if row != end_row:
-            return -1
-    return copied if row == n else -1
-
-
-@njit(cache=True, inline="always")
-def _view(at, src, start, length, index):  # pragma: no cover - numba
-    """The 16 bytes at address ``at``: the view of ``length`` bytes at ``src + start`` (a null
-    when below 0: zeros, the validity bitmap says it). True when it refers to buffer
-    ``index`` (longer than 12 bytes)."""
-    if length <= _INLINE:
-        # Inline bytes are padded with zeros (Arrow's format), so are nulls.
-        store_le64(at, np.int64(max(length, 0)))
-        store_le64(at + 8, np.int64(0))
-        if length <= 0:
-            return False
-        memcpy(at + 4, src + start, length)
-        return False
-    store_le64(at, np.int64(length))
-    memcpy(at + 4, src + start, 4)
-    store_le64(at + 8, np.int64(index) | (np.int64(start) << 32))
-    return True

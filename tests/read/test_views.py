@@ -170,6 +170,22 @@ def test_generated_views_equal_copies(tmp_path, data: bytes) -> None:
     assert_same(lambda: path, include_headers=True)
     assert_same(lambda: data)
     assert_same(lambda: io.BytesIO(data))
+    assert_same(lambda: bytearray(data))  # a buffer the caller can change: all gathered
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=record_sets(), chunk_bytes=st.integers(1, 400))
+def test_generated_views_equal_copies_in_small_chunks(tmp_path, data: bytes, chunk_bytes) -> None:
+    """Chunks of one or a few batches: each chunk's views counted from its own first batch."""
+    from kafka_format.runtime.read import columnar
+
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columnar, "CHUNK_BYTES", chunk_bytes)
+        assert_same(lambda: path, threads=2)
 
 
 @pytest.mark.parametrize("codec", V2_CODECS)
@@ -383,3 +399,88 @@ def test_table_outlives_a_pyarrow_fs_file(tmp_path) -> None:
     gc.collect()
     assert copying(table).equals(expected)
     assert all(len(c.buffers()) == 3 for c in table.column("value").chunks)  # no copies kept
+
+
+# --- how the decoder's views point (the view mode of kernels/records.py) ----------------------
+
+
+def _gzip_batch(base_offset: int, values: list[bytes | None], keys=None) -> bytes:
+    keys = keys or [None] * len(values)
+    records = [
+        {"key": k, "value": v, "offset_delta": i, "timestamp_delta": i}
+        for i, (k, v) in enumerate(zip(keys, values, strict=True))
+    ]
+    payload = compress(1, build_records(records), magic=2)
+    return build_record_batch(
+        compressed_payload=payload,
+        records_count=len(values),
+        last_offset_delta=len(values) - 1,
+        base_offset=base_offset,
+        codec=1,
+    )
+
+
+def test_mixed_chunk_points_into_the_file_and_the_gathered_bytes(tmp_path) -> None:
+    """Uncompressed rows point into the file (data buffer 0); compressed rows' values longer
+    than 12 bytes into the gathered copy (buffer 1), their short ones inline."""
+    plain = uncompressed_log(batches=2, per_batch=10, seed=10)
+    packed = [b"p" * 40, b"q" * 12, None, b"", b"r" * 13]
+    data = plain + _gzip_batch(20, packed)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    table = assert_same(lambda: path)
+    (chunk,) = table.column("value").chunks
+    _validity, _views, file_bytes, copies = chunk.buffers()
+    assert file_bytes.to_pybytes() in data
+    assert copies.to_pybytes() == b"p" * 40 + b"r" * 13  # only what is not inline
+    assert chunk.to_pylist()[20:] == packed
+
+
+def test_compressed_only_chunk_has_one_data_buffer(tmp_path) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(_gzip_batch(0, [b"a" * 30, b"b"]) + _gzip_batch(2, [b"c" * 20]))
+    table = assert_same(lambda: path)
+    (chunk,) = table.column("value").chunks
+    assert len(chunk.buffers()) == 3
+    assert chunk.buffers()[2].to_pybytes() == b"a" * 30 + b"c" * 20
+
+
+def test_gathered_bytes_past_the_first_buffers(tmp_path, monkeypatch) -> None:
+    """Compressed keys larger than the first buffers' guess (a quarter of the records' bytes)
+    make the decoder start again with buffers for the worst case (E_ROOM), in view mode too."""
+    from kafka_format.runtime.read import columnar
+
+    runs = []
+    run_kernel = columnar._run_kernel
+
+    def counted(group, chunk, opts, ample):
+        runs.append((opts.binary_view, ample))
+        return run_kernel(group, chunk, opts, ample)
+
+    monkeypatch.setattr(columnar, "_run_kernel", counted)
+    keys = [bytes([65 + i % 26]) * 2000 for i in range(30)]
+    data = uncompressed_log(batches=2, per_batch=5, seed=11) + _gzip_batch(10, [b"v"] * 30, keys)
+    data += _gzip_batch(40, [b"w" * 50] * 30, keys)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    table = assert_same(lambda: path)
+    assert table.column("key").to_pylist()[10:40] == keys
+    assert (True, True) in runs  # the view read did start again
+
+
+def test_views_across_chunk_boundaries(tmp_path, monkeypatch) -> None:
+    """Chunks of a few batches each: every chunk's views point into its own part of the file,
+    offsets counted from that part's start."""
+    from kafka_format.runtime.read import columnar
+
+    monkeypatch.setattr(columnar, "CHUNK_BYTES", 3000)
+    data = uncompressed_log(batches=40, per_batch=20, seed=12) + _gzip_batch(800, [b"z" * 99])
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    for threads in (1, 2):
+        table = assert_same(lambda: path, threads=threads)
+        *plain, packed = table.column("value").chunks
+        assert len(plain) > 5
+        for chunk in plain:
+            assert len(chunk.buffers()) == 3 and chunk.buffers()[2].to_pybytes() in data
+        assert packed.buffers()[2].to_pybytes() == b"z" * 99
