@@ -8,6 +8,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
     .venv/bin/python bench/run.py --only parquet  # kafka_log against Spark's Parquet reader
     .venv/bin/python bench/run.py --only views    # binary_view against copies and memcpy
+    .venv/bin/python bench/run.py --only compressed   # compressed, one thread, with a profile
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -32,6 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import compressed  # noqa: E402
 import inputs  # noqa: E402
 import parquet  # noqa: E402
 import readers  # noqa: E402
@@ -542,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl", "parquet", "views"],
+        choices=["dump-jsonl", "parquet", "views", "compressed"],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -576,6 +578,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:
             old = args.out.read_text() if args.out.exists() else ""
             args.out.write_text(splice_section(old, views.HEADING, section))
+            log(f"written to {args.out}")
+        return 0
+    if args.only == "compressed":
+        log("compressed, one thread")
+        section = compressed.render(compressed.run(args.records, args.repeat, log), machine)
+        print(section)
+        if args.out:
+            old = args.out.read_text() if args.out.exists() else ""
+            args.out.write_text(splice_section(old, compressed.HEADING, section))
             log(f"written to {args.out}")
         return 0
     if args.only == "parquet":

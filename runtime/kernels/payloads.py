@@ -30,7 +30,14 @@ from .crc32 import crc32, crc32c
 from .lz4 import decode_frames, frame_capacity
 from .snappy import decode_snappy, snappy_capacity
 
-__all__ = ["LZ4", "SNAPPY", "decode_payload", "plan_batches", "plan_wrappers"]
+__all__ = [
+    "LZ4",
+    "SNAPPY",
+    "check_batches",
+    "decode_payload",
+    "plan_batches",
+    "plan_wrappers",
+]
 
 #: The codec ids (attributes & 7) the kernels decode.
 SNAPPY = layout.COMPRESSION_CODEC_SNAPPY
@@ -118,3 +125,15 @@ def plan_batches(buf, starts, ends, counts, codecs, verify, room, crc32c_fn, out
         if capacity < 0 or capacity >= room:
             continue
         out[k] = capacity
+
+
+@_kernel
+def check_batches(buf, starts, ends, crc32c_fn, out):
+    """For each uncompressed v2 batch whose records lie at ``buf + starts[k]:ends[k]``:
+    ``out[k]`` = whether its CRC-32C holds (by the function at ``crc32c_fn``, or tables where
+    it is 0). One call a chunk: a batch whose CRC holds never reaches Python; one whose CRC
+    fails takes the Python path, which reports it."""
+    for k in range(starts.shape[0]):
+        pos = starts[k] - V2_BATCH_HEADER
+        stored = be32u(buf, pos + BATCH_CRC_OFFSET)
+        out[k] = crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, ends[k]) == stored

@@ -130,7 +130,7 @@ def plan_packed(
         sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
         taken[chosen] = True
     batches = np.flatnonzero(packed & (kinds == _COMPRESSED))
-    if len(batches) and (kernel_crc.CRC32C_FUNCTION or not opts.verify_crc):
+    if len(batches):
         capacity = np.empty(len(batches), np.int64)
         starts = np.ascontiguousarray(sections[batches, fs.S_START])
         ends = np.ascontiguousarray(sections[batches, fs.S_END])
@@ -156,6 +156,25 @@ def plan_packed(
         _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
         taken[chosen] = True
     return taken
+
+
+def crc_fails(sections: np.ndarray, kinds: np.ndarray, address: int) -> np.ndarray:
+    """True where an uncompressed v2 batch's CRC-32C does not hold, checked by the kernel in
+    one call for the chunk (``kernel_payloads.check_batches``): only those take
+    ``prepare_v2``, which checks it again and raises the reference's error."""
+    fails = np.zeros(len(kinds), bool)
+    batches = np.flatnonzero(kinds == fs.K_FAST)
+    if len(batches):
+        holds = np.empty(len(batches), np.bool_)
+        kernel_payloads.check_batches(
+            address,
+            np.ascontiguousarray(sections[batches, fs.S_START]),
+            np.ascontiguousarray(sections[batches, fs.S_END]),
+            kernel_crc.CRC32C_FUNCTION,
+            holds,
+        )
+        fails[batches] = ~holds
+    return fails
 
 
 def _point_at_scratch(sections, chosen, codecs, payload_start, payload_end, capacity) -> None:
