@@ -15,6 +15,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import cramjam
 import numpy as np
 import pyarrow as pa
 from crc32c import crc32c
@@ -82,9 +83,11 @@ def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) 
         resolve_codec(codec, magic=2)
         return False
     if codec:
-        payload = decompress_buffer(
-            codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
-        )
+        payload = decompress_into(codec, int(sec[fs.S_ADDR]), pos + _V2_HEADER, end, view, opts)
+        if payload is None:
+            payload = decompress_buffer(
+                codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
+            )
         holders.append(payload)
         sec[fs.S_ADDR] = _address(payload)
         sec[fs.S_START] = 0
@@ -217,10 +220,11 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
         computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
         if computed != stored:
             raise messages.crc_mismatch(stored, computed, "crc32")
-    value = wrapper_value(view, pos, end, magic)
-    payload = decompress_buffer(
-        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
-    )
+    start, stop = _value_span(view, pos, end, magic)
+    codec = attributes & _CODEC_MASK
+    payload = decompress_into(codec, int(sec[fs.S_ADDR]), start, stop, view, opts)
+    if payload is None:
+        payload = decompress_buffer(codec, view[start:stop], magic=magic, max_bytes=opts.max_bytes)
     holders.append(payload)
     sec[fs.S_ADDR] = _address(payload)
     sec[fs.S_START] = 0
@@ -231,6 +235,11 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
 def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
     """The value (the compressed inner messages) of the v0/v1 wrapper entry ``view[pos:end]``,
     read as the LegacyMessage parser reads it; its header fields are known to be there."""
+    start, stop = _value_span(view, pos, end, magic)
+    return view[start:stop]
+
+
+def _value_span(view: memoryview, pos: int, end: int, magic: int) -> tuple[int, int]:
     p = pos + (26 if magic == 1 else 18)
     (key_len,) = _I32.unpack_from(view, p)
     p += 4
@@ -246,7 +255,44 @@ def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryvie
         raise CorruptBatchError(messages.WRAPPER_NULL_VALUE)
     if value_len > end - p:
         raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
-    return view[p : p + value_len]
+    return p, p + value_len
+
+
+# The codecs decoded straight into a buffer of the size their headers bound (gzip by its
+# trailer, zstd by its block headers), by cramjam's decoders: the Python libraries' output
+# grows in pieces that are joined (a copy) into fresh memory, which costs more than the
+# decoding itself on Kafka's batches of ~100 KiB (measured: bench/compressed.py).
+_GZIP, _ZSTD = layout.COMPRESSION_CODEC_GZIP, layout.COMPRESSION_CODEC_ZSTD
+_INTO = {
+    _GZIP: (kernel_payloads.gzip_bound, cramjam.gzip.decompress_into, True),
+    _ZSTD: (kernel_payloads.zstd_bound, cramjam.zstd.decompress_into, False),
+}
+
+
+def decompress_into(
+    codec: int, address: int, start: int, end: int, view: memoryview, opts: Options
+) -> pa.Buffer | None:
+    """The payload ``view[start:end]`` (at ``address + start``) decompressed into a buffer of
+    Arrow's pool sized by its bound, or None where the codec has no such path, the bound is
+    unknown or passes ``max_bytes``, or the decoder fails: the caller then takes
+    ``decompress_buffer``, which decodes it as before and raises its errors. So the output is
+    the same whichever path ran: a whole payload decoded without error (gzip: to exactly its
+    stated size) is the one output of its bytes."""
+    entry = _INTO.get(codec)
+    if entry is None:
+        return None
+    bound_of, decode, exact = entry
+    bound = bound_of(address, start, end)
+    if bound < 0 or bound > opts.max_bytes:
+        return None
+    out = pa.allocate_buffer(max(bound, 1))
+    try:
+        written = decode(view[start:end], np.frombuffer(out, np.uint8))
+    except cramjam.DecompressionError:
+        return None
+    if exact and written != bound:
+        return None
+    return out if written == out.size else out.slice(0, written)
 
 
 def _address(data: bytes | pa.Buffer) -> int:
