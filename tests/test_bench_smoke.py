@@ -56,6 +56,9 @@ def test_quick_bench_writes_its_table(tmp_path):
             assert f"| {case} | {reader} |" in text
     assert "| v2 zstd |" in text.split("bare decompression s")[1]
     assert "peak RSS" in text
+    section = text.split("## Compressed batches on one thread against the codec alone")[1]
+    for case in ("v2 gzip", "v2 snappy", "v2 lz4", "v2 zstd", "v1 gzip", "v0 lz4"):
+        assert section.count(f"| {case} |") == 2  # the timings and where the time goes
     assert "not measured: skipped (`--no-spark`)" in text
     assert "| log | records | read_table s | verify s | verify / read_table |" in text
     assert "verify found errors" not in done.stderr  # the generated log is clean

@@ -1,9 +1,12 @@
-"""The columnar fast path's planning of sections (``columnar.py``'s worker side): each v2
-batch's CRC and count checks and its payload decompressed by Python (``prepare_v2``), each
-v0/v1 wrapper's (``prepare_wrapper``), or, for snappy and LZ4 as Kafka's clients write them,
-their CRCs checked and payloads planned by ``kernels.payloads`` so that the record decoder
-decompresses them itself (``plan_packed``); the words of a payload the kernel could not
-decompress (``decompress_error``), and the runs of sections one decoder call takes.
+"""The columnar fast path's planning of sections (``columnar.py``'s worker side): the CRC-32Cs
+of uncompressed v2 batches checked by the kernel, one call a chunk (``crc_fails``); each
+compressed v2 batch's CRC and count checks and its payload decompressed by Python
+(``prepare_v2``), each v0/v1 wrapper's (``prepare_wrapper``): gzip and zstd straight into a
+buffer of the size their headers bound (``decompress_into``), else by
+``codecs.decompress_buffer``; or, for snappy and LZ4 as Kafka's clients write them, their CRCs
+checked and payloads planned by ``kernels.payloads`` so that the record decoder decompresses
+them itself (``plan_packed``); the words of a payload the kernel could not decompress
+(``decompress_error``), and the runs of sections one decoder call takes.
 
 ``columnar`` imports these under its own names and looks them up there, where the tests
 replace them.
