@@ -417,8 +417,8 @@ def render(
         "a Python step per batch: LZ4 with the same LZ4 library's `LZ4_decompress_safe` "
         "(`runtime/kernels/lz4.py`), snappy with a decoder of our own "
         "(`runtime/kernels/snappy.py`), a little slower than cramjam's on one thread but free "
-        "of the GIL, so both decoding threads run it; gzip and zstd by cramjam's decoders "
-        "straight into a buffer of the size their headers bound (`runtime/read/plan.py`). "
+        "of the GIL, so both decoding threads run it; gzip by cramjam's decoder straight "
+        "into a buffer of the size its trailer states (`runtime/read/plan.py`). "
         "One thread, with where the time goes: the section on compressed batches below.",
         "",
         "| case | ours s | ours, 1 thread s | bare decompression s | ratio | ratio, 1 thread "

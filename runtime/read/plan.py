@@ -1,12 +1,12 @@
 """The columnar fast path's planning of sections (``columnar.py``'s worker side): the CRC-32Cs
 of uncompressed v2 batches checked by the kernel, one call a chunk (``crc_fails``); each
 compressed v2 batch's CRC and count checks and its payload decompressed by Python
-(``prepare_v2``), each v0/v1 wrapper's (``prepare_wrapper``): gzip and zstd straight into a
-buffer of the size their headers bound (``decompress_into``), else by
-``codecs.decompress_buffer``; or, for snappy and LZ4 as Kafka's clients write them, their CRCs
-checked and payloads planned by ``kernels.payloads`` so that the record decoder decompresses
-them itself (``plan_packed``); the words of a payload the kernel could not decompress
-(``decompress_error``), and the runs of sections one decoder call takes.
+(``prepare_v2``), each v0/v1 wrapper's (``prepare_wrapper``): gzip straight into a buffer of
+the size its trailer states (``decompress_into``), else by ``codecs.decompress_buffer``; or,
+for snappy and LZ4 as Kafka's clients write them, their CRCs checked and payloads planned by
+``kernels.payloads`` so that the record decoder decompresses them itself (``plan_packed``);
+the words of a payload the kernel could not decompress (``decompress_error``), and the runs
+of sections one decoder call takes.
 
 ``columnar`` imports these under its own names and looks them up there, where the tests
 replace them.
@@ -86,7 +86,7 @@ def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) 
         resolve_codec(codec, magic=2)
         return False
     if codec:
-        payload = decompress_into(codec, int(sec[fs.S_ADDR]), pos + _V2_HEADER, end, view, opts)
+        payload = decompress_into(codec, pos + _V2_HEADER, end, view, opts)
         if payload is None:
             payload = decompress_buffer(
                 codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
@@ -225,7 +225,7 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
             raise messages.crc_mismatch(stored, computed, "crc32")
     start, stop = _value_span(view, pos, end, magic)
     codec = attributes & _CODEC_MASK
-    payload = decompress_into(codec, int(sec[fs.S_ADDR]), start, stop, view, opts)
+    payload = decompress_into(codec, start, stop, view, opts)
     if payload is None:
         payload = decompress_buffer(codec, view[start:stop], magic=magic, max_bytes=opts.max_bytes)
     holders.append(payload)
@@ -261,41 +261,56 @@ def _value_span(view: memoryview, pos: int, end: int, magic: int) -> tuple[int, 
     return p, p + value_len
 
 
-# The codecs decoded straight into a buffer of the size their headers bound (gzip by its
-# trailer, zstd by its block headers), by cramjam's decoders: the Python libraries' output
-# grows in pieces that are joined (a copy) into fresh memory, which costs more than the
-# decoding itself on Kafka's batches of ~100 KiB (measured: bench/compressed.py).
-_GZIP, _ZSTD = layout.COMPRESSION_CODEC_GZIP, layout.COMPRESSION_CODEC_ZSTD
-_INTO = {
-    _GZIP: (kernel_payloads.gzip_bound, cramjam.gzip.decompress_into, True),
-    _ZSTD: (kernel_payloads.zstd_bound, cramjam.zstd.decompress_into, False),
-}
+# gzip decoded straight into a buffer of the size its trailer states, by cramjam's decoder:
+# zlib's output grows in pieces that are joined (a copy) into fresh memory, and takes 1.3
+# times as long on Kafka's batches of ~150 KB (bench/compressed.py). zstd gained nothing
+# measurable that way (its library decodes in one piece already), so it keeps the Python
+# path.
+_GZIP = layout.COMPRESSION_CODEC_GZIP
+_GZIP_MIN = 18  # a gzip member's header (10) and trailer (8)
+# FLG bits (RFC 1952): FHCRC, and the reserved ones zlib rejects.
+_GZIP_FLAGS_REFUSED = 0x02 | 0xE0
+_ISIZE = struct.Struct("<I")
+
+
+def gzip_size(view: memoryview, start: int, end: int) -> int:
+    """The bytes the gzip payload ``view[start:end]`` decodes to, by its trailer's ISIZE,
+    when its first member's header is one that zlib and cramjam read alike (no header CRC, no
+    reserved flags); -1 otherwise. A payload of several members decodes to more than its last
+    member's ISIZE: it does not fit the buffer, and takes the Python path."""
+    if end - start < _GZIP_MIN or view[start : start + 3] != b"\x1f\x8b\x08":
+        return -1
+    if view[start + 3] & _GZIP_FLAGS_REFUSED:
+        return -1
+    return _ISIZE.unpack_from(view, end - 4)[0]
+
+
+_INTO = {_GZIP: cramjam.gzip.decompress_into}
 
 
 def decompress_into(
-    codec: int, address: int, start: int, end: int, view: memoryview, opts: Options
+    codec: int, start: int, end: int, view: memoryview, opts: Options
 ) -> pa.Buffer | None:
-    """The payload ``view[start:end]`` (at ``address + start``) decompressed into a buffer of
-    Arrow's pool sized by its bound, or None where the codec has no such path, the bound is
-    unknown or passes ``max_bytes``, or the decoder fails: the caller then takes
-    ``decompress_buffer``, which decodes it as before and raises its errors. So the output is
-    the same whichever path ran: a whole payload decoded without error (gzip: to exactly its
-    stated size) is the one output of its bytes."""
-    entry = _INTO.get(codec)
-    if entry is None:
+    """The payload ``view[start:end]`` decompressed into a buffer of
+    Arrow's pool of the size it states, or None where the codec has no such path, the size
+    is unknown or passes ``max_bytes``, or the decoder fails or writes another size: the
+    caller then takes ``decompress_buffer``, which decodes it as before and raises its
+    errors. So the output is the same whichever path ran: a whole payload decoded without
+    error to exactly its stated size is the one output of its bytes."""
+    decode = _INTO.get(codec)
+    if decode is None:
         return None
-    bound_of, decode, exact = entry
-    bound = bound_of(address, start, end)
-    if bound < 0 or bound > opts.max_bytes:
+    size = gzip_size(view, start, end)
+    if size < 0 or size > opts.max_bytes:
         return None
-    out = pa.allocate_buffer(max(bound, 1))
+    out = pa.allocate_buffer(size + 1)  # one more: a payload that fills it is longer
     try:
         written = decode(view[start:end], np.frombuffer(out, np.uint8))
     except cramjam.DecompressionError:
         return None
-    if exact and written != bound:
+    if written != size:
         return None
-    return out if written == out.size else out.slice(0, written)
+    return out.slice(0, size)
 
 
 def _address(data: bytes | pa.Buffer) -> int:

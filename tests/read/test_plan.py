@@ -1,11 +1,11 @@
-"""gzip and zstd payloads decoded into a buffer of their bound (``plan.decompress_into``).
+"""gzip payloads decoded into a buffer of the size they state (``plan.decompress_into``).
 
-The fast path must give exactly what ``codecs.decompress_buffer`` (the Python path, zlib and
-zstandard) gives, and nothing where that raises: it answers None and the caller takes the
+The fast path must give exactly what ``codecs.decompress_buffer`` (the Python path, zlib)
+gives, and nothing where that raises: it answers None and the caller takes the
 Python path, whose error is the reported one. Oracle: ``decompress_buffer`` and the reference
 reader (``columnar_reference``), on payloads of every framing (gzip members with and without
-names, header CRC, several members; zstd frames with and without content size and checksum,
-several frames, skippable frames), intact and damaged.
+names, header CRC, several members; zstd frames of every kind, which the fast path declines:
+zstd keeps the Python path), intact and damaged.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import gzip
 import struct
 import zlib
 
-import numpy as np
 import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +21,6 @@ from hypothesis import strategies as st
 
 import kafka_format as kf
 from kafka_format.runtime.format.codecs import decompress_buffer
-from kafka_format.runtime.kernels import payloads as kernel_payloads
 from kafka_format.runtime.read import columnar, plan
 from kafka_format.runtime.read.columnar_reference import reference_read_table
 from kafka_format.schemas.legacy_message import build_legacy_message
@@ -46,10 +44,8 @@ def _opts(max_bytes: int = MAX) -> plan.Options:
 
 
 def _into(codec: int, payload: bytes, max_bytes: int = MAX):
-    buf = np.frombuffer(b"\0" * 8 + payload + b"\0", np.uint8)  # never empty; not at 0
-    return plan.decompress_into(
-        codec, buf.ctypes.data, 8, 8 + len(payload), memoryview(buf), _opts(max_bytes)
-    )
+    view = memoryview(b"\0" * 8 + payload + b"\0")  # not at 0
+    return plan.decompress_into(codec, 8, 8 + len(payload), view, _opts(max_bytes))
 
 
 def _python(codec: int, payload: bytes, max_bytes: int = MAX):
@@ -114,9 +110,9 @@ def test_intact_payloads_decode_as_the_python_path(framing, data):
     assert _python(codec, payload) == data
     if got is not None:
         assert got.to_pybytes() == data
-    # The fast path is taken where it can be: single gzip members without a header CRC, and
-    # every zstd framing here (the multi-member gzip's last ISIZE is not the whole size).
-    taken = framing in ("gzip", "gzip, name") or codec == ZSTD
+    # The fast path is taken where it can be: single gzip members without a header CRC (the
+    # multi-member gzip's last ISIZE is not the whole size); zstd keeps the Python path.
+    taken = framing in ("gzip", "gzip, name")
     assert (got is not None) == taken or (framing == "gzip, two members" and len(data) <= 7)
 
 
@@ -143,31 +139,24 @@ def test_damaged_payloads_are_never_decoded_otherwise(framing, data, edits, cut,
         assert got.to_pybytes() == want
 
 
-@pytest.mark.parametrize("codec", [GZIP, ZSTD])
-def test_a_bound_past_max_bytes_takes_the_python_path(codec):
+def test_a_size_past_max_bytes_takes_the_python_path():
     data = b"0123456789" * 10_000
-    payload = FRAMINGS["gzip" if codec == GZIP else "zstd, no size (Java)"][1](data)
-    assert _into(codec, payload, max_bytes=len(data) + (1 << 20)).to_pybytes() == data
-    assert _into(codec, payload, max_bytes=1000) is None
-    assert isinstance(_python(codec, payload, max_bytes=1000), kf.DecompressionLimitError)
+    payload = gzip.compress(data)
+    assert _into(GZIP, payload, max_bytes=len(data)).to_pybytes() == data
+    assert _into(GZIP, payload, max_bytes=len(data) - 1) is None
+    assert isinstance(_python(GZIP, payload, max_bytes=1000), kf.DecompressionLimitError)
 
 
-def test_bounds():
-    def bound(fn, payload: bytes) -> int:
-        buf = np.frombuffer(payload + b"\0", np.uint8)
-        return fn(buf.ctypes.data, 0, len(payload))
+def test_gzip_sizes():
+    def size(payload: bytes) -> int:
+        return plan.gzip_size(memoryview(b"\0" + payload), 1, 1 + len(payload))
 
     data = b"x" * 300_000
-    assert bound(kernel_payloads.gzip_bound, gzip.compress(data)) == len(data)
-    assert bound(kernel_payloads.gzip_bound, _gzip_fhcrc(data)) == -1
-    assert bound(kernel_payloads.gzip_bound, b"\x1f\x8b\x08\x20" + bytes(20)) == -1  # reserved
-    assert bound(kernel_payloads.gzip_bound, gzip.compress(b"")[:17]) == -1
-    frame = _zstd(data, size=False, checksum=True)
-    assert bound(kernel_payloads.zstd_bound, frame) >= len(data)
-    assert bound(kernel_payloads.zstd_bound, frame[:-1]) == -1
-    assert bound(kernel_payloads.zstd_bound, b"\x27\xb5\x2f\xfd" + frame[4:]) == -1  # legacy
-    assert bound(kernel_payloads.zstd_bound, frame + b"\0\0") == -1
-    assert bound(kernel_payloads.zstd_bound, b"") == -1
+    assert size(gzip.compress(data)) == len(data)
+    assert size(_gzip_fhcrc(data)) == -1
+    assert size(b"\x1f\x8b\x08\x20" + bytes(20)) == -1  # a reserved flag
+    assert size(b"\x1f\x8b\x07\x00" + bytes(20)) == -1  # not deflate
+    assert size(gzip.compress(b"")[:17]) == -1
 
 
 # --- through the reader -------------------------------------------------------------------
@@ -217,11 +206,18 @@ def test_the_reader_takes_the_fast_path_and_reads_as_the_reference(monkeypatch, 
     data = SETS[kind](values) * 3
     taken = []
     into = plan.decompress_into
-    monkeypatch.setattr(plan, "decompress_into", lambda *a: taken.append(1) or into(*a))
+
+    def spy(*args):
+        out = into(*args)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(plan, "decompress_into", spy)
     table, error = _outcome(columnar.read_table, data)
     want, _ = _outcome(reference_read_table, data, batch_rows=1)
     assert error is None and table.equals(want)
-    assert len(taken) == 3 and table["value"].to_pylist() == values * 3
+    assert table["value"].to_pylist() == values * 3
+    assert taken == ["gzip" in kind] * 3
 
 
 @pytest.mark.parametrize("kind", SETS)
