@@ -10,6 +10,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --only views    # uncompressed v2: memcpy, copies, views
     .venv/bin/python bench/run.py --only memory   # the floor, a 2 GiB segment, bombs
     .venv/bin/python bench/run.py --only spark-cold   # a cold Spark executor's first task
+    .venv/bin/python bench/run.py --only compressed   # compressed, one thread, with a profile
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -35,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import cold  # noqa: E402
+import compressed  # noqa: E402
 import inputs  # noqa: E402
 import memory  # noqa: E402
 import parquet  # noqa: E402
@@ -366,7 +368,9 @@ def render(args, machine, rows, compile_result, spark_rows, peers_note, verified
         "a Python step per batch: LZ4 with the same LZ4 library's `LZ4_decompress_safe` "
         "(`runtime/kernels/lz4.py`), snappy with a decoder of our own "
         "(`runtime/kernels/snappy.py`), a little slower than cramjam's on one thread but free "
-        "of the GIL, so both decoding threads run it.",
+        "of the GIL, so both decoding threads run it; gzip by cramjam's decoder straight "
+        "into a buffer of the size its trailer states (`runtime/read/plan.py`). "
+        "One thread, with where the time goes: the section on compressed batches below.",
         "",
         "| case | ours s | ours, 1 thread s | bare decompression s | ratio | ratio, 1 thread "
         "| ratio, CRCs not checked |",
@@ -493,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl", "parquet", "views", "memory", "spark-cold"],
+        choices=["dump-jsonl", "parquet", "views", "memory", "spark-cold", "compressed"],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -540,6 +544,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "spark-cold":
         log("a cold Spark executor")
         return _only(args, cold.HEADING, cold.render(cold.run(log, args.quick), machine))
+    if args.only == "compressed":
+        log("compressed, one thread")
+        section = compressed.render(compressed.run(args.records, args.repeat, log), machine)
+        print(section)
+        if args.out:
+            old = args.out.read_text() if args.out.exists() else ""
+            args.out.write_text(splice_section(old, compressed.HEADING, section))
+            log(f"written to {args.out}")
+        return 0
     if args.only == "parquet":
         section = parquet.render(
             parquet.run(Path(tempfile.gettempdir()), quick=args.quick), machine
@@ -564,6 +577,10 @@ def main(argv: list[str] | None = None) -> int:
     compile_result = compile_times(cold=not args.quick)
     log("record sets")
     rows = bench_cases(args.records, args.repeat, args.peer_repeat, log)
+    log("compressed, one thread")
+    compressed_section = compressed.render(
+        compressed.run(args.records, args.repeat, log), machine_line()
+    )
     log("dump --jsonl")
     dump_jsonl = dump_jsonl_case(args.quick, args.repeat, log)
     log("uncompressed v2 against memcpy, copying and binary_view")
@@ -594,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # as for the Spark comparison: the rest still stands
             log(f"spark-cold: failed: {type(exc).__name__}: {exc}")
     text = render(args, machine, rows, compile_result, spark_rows, peers_note, verified)
+    text += "\n" + compressed_section
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
     text += "\n" + parquet.render(parquet_rows, machine)
     text += "\n" + views_section

@@ -38,7 +38,15 @@ from numba.extending import intrinsic, models, register_model
 
 from .addresses import u8
 
-__all__ = ["CRC32C_FUNCTION", "HAS_CLMUL", "crc32", "crc32_clmul", "crc32_table", "crc32c"]
+__all__ = [
+    "CRC32C_FUNCTION",
+    "HAS_CLMUL",
+    "crc32",
+    "crc32_clmul",
+    "crc32_table",
+    "crc32c",
+    "crc32c_table",
+]
 
 _jit = njit(cache=True, nogil=True)  # nogil: Python calls crc32 too, from decoding threads
 _jit_inline = njit(cache=True, inline="always")
@@ -277,14 +285,15 @@ def crc32_clmul(buf, start, end):
     return np.int64(_reduce(x) ^ _LOW32)
 
 
-def _crc32_tables() -> np.ndarray:
-    """Slicing-by-16 tables (reflected 0xEDB88320); uint32, as 16 KiB of tables stay in L1 where
-    int64 ones would not (measured: 2.1 against 1.7 GB/s)."""
+def _crc32_tables(poly: int = 0xEDB88320) -> np.ndarray:
+    """Slicing-by-16 tables for the reflected polynomial ``poly`` (CRC-32's by default);
+    uint32, as 16 KiB of tables stay in L1 where int64 ones would not (measured: 2.1 against
+    1.7 GB/s)."""
     tables = np.zeros((16, 256), np.uint32)
     for i in range(256):
         c = i
         for _ in range(8):
-            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+            c = (c >> 1) ^ poly if c & 1 else c >> 1
         tables[0, i] = c
     for i in range(256):
         c = int(tables[0, i])
@@ -297,11 +306,10 @@ def _crc32_tables() -> np.ndarray:
 _TABLES = _crc32_tables()
 
 
-@_jit
-def crc32_table(buf, start, end):
-    """``zlib.crc32`` of the bytes at addresses ``buf + start`` to ``buf + end``, by tables;
-    reads nothing outside them."""
-    t = _TABLES
+@_jit_inline
+def _sliced(t, buf, start, end):
+    """The reflected CRC with tables ``t`` (initial and final value 0xFFFFFFFF) of the bytes at
+    ``buf + start:end``, 16 bytes a step; reads nothing outside them."""
     c = np.uint32(0xFFFFFFFF)
     p = buf + start
     stop = buf + end
@@ -332,18 +340,25 @@ def crc32_table(buf, start, end):
     return np.int64(c ^ np.uint32(0xFFFFFFFF))
 
 
+@_jit
+def crc32_table(buf, start, end):
+    """``zlib.crc32`` of the bytes at addresses ``buf + start`` to ``buf + end``, by tables;
+    reads nothing outside them."""
+    return _sliced(_TABLES, buf, start, end)
+
+
 #: What the kernels call. Only the chosen implementation is ever compiled.
 crc32 = crc32_clmul if HAS_CLMUL else crc32_table
 
 
-# --- CRC-32C (v2 batches), by the crc32c package's function --------------------------------
+# --- CRC-32C (v2 batches): the crc32c package's function, or tables -------------------------
 
 
 def _find_crc32c() -> int:
     """The address of the crc32c package's hardware CRC-32C, ``uint32 f(uint32 crc, const
     uint8 *data, size_t n)`` without the initial and final inversion. The symbol is not the
     package's API, so it is used only when it gives CRC-32C's check value; 0 otherwise, and
-    batches take the Python path (``crc32c.crc32c``)."""
+    the kernels compute CRC-32C by tables (:func:`crc32c_table`)."""
     try:
         import crc32c
         import crc32c._crc32c as extension
@@ -378,8 +393,22 @@ def _call_crc32c(typingctx, fn, crc, address, n):
     return types.int64(fn, crc, address, n), codegen
 
 
+_TABLES_C = _crc32_tables(0x82F63B78)  # Castagnoli, reflected
+
+
+@_jit
+def crc32c_table(buf, start, end):
+    """CRC-32C of the bytes at ``buf + start:end`` by tables (about 2 GB/s against the
+    hardware function's 12-26): where the crc32c package has no hardware function."""
+    return _sliced(_TABLES_C, buf, start, end)
+
+
 @_jit
 def crc32c(fn, buf, start, end):
-    """CRC-32C of the bytes at ``buf + start:end`` by the function at ``fn``
-    (:data:`CRC32C_FUNCTION`)."""
+    """CRC-32C of the bytes at ``buf + start:end``: by the function at ``fn``
+    (:data:`CRC32C_FUNCTION`, the package's SSE4.2 code: three interleaved streams of the
+    ``crc32`` instruction, 12 GB/s on 73 MB and 26 on a batch's 146 KB here, measured), or by
+    tables where ``fn`` is 0."""
+    if fn == 0:
+        return crc32c_table(buf, start, end)
     return _call_crc32c(fn, np.int64(0xFFFFFFFF), buf + start, end - start) ^ np.int64(0xFFFFFFFF)

@@ -12,7 +12,8 @@ the route is different:
    decoder; control batches and frames whose header is unusable go through the reference
    ``batches.read_batch`` one by one (its exact errors; markers for ``read_committed``,
    whose consumer walk is applied here to every frame in order).
-3. A worker thread checks each v2 batch's CRC-32C (``crc32c``), decompresses
+3. A worker thread checks the v2 batches' CRC-32Cs in the kernel (``plan.crc_fails``; only a
+   batch whose CRC fails reaches Python, to be reported), decompresses
    (``codecs.decompress``; ``plan.py``), and ``records.decode_sections`` (numba, GIL released;
    ``sections.py``) decodes the chunk's records at once into Arrow buffers from Arrow's memory
    pool; v0/v1 CRC-32s are
@@ -71,6 +72,7 @@ from .committed import CommittedFilter as _CommittedFilter
 
 # Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
 from .plan import Options as _Options
+from .plan import crc_fails as _crc_fails
 from .plan import decompress_error as _decompress_error
 from .plan import groups as _groups
 from .plan import plan_packed as _plan_packed
@@ -619,16 +621,15 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     count = sections[:, fs.S_COUNT]
     good = np.ones(len(wanted), bool)
     holders: list[bytes | pa.Buffer] = []  # decompressed payloads, alive until the kernel has run
-    # Per-frame Python work only where it is needed: v2 CRCs, decompression, checks.
+    # Per-frame Python work only where it is needed: decompression, checks, CRCs that fail.
+    room = sections[:, fs.S_END] - sections[:, fs.S_START]
+    python = (
+        (kinds == _COMPRESSED)
+        | (kinds == _WRAPPER)
+        | ((kinds == _FAST) & ((count <= 0) | (count > max_record_count(room))))
+    )
     if opts.verify_crc:
-        python = kinds != _LEGACY
-    else:
-        room = sections[:, fs.S_END] - sections[:, fs.S_START]
-        python = (
-            (kinds == _COMPRESSED)
-            | (kinds == _WRAPPER)
-            | ((kinds == _FAST) & ((count <= 0) | (count > max_record_count(room))))
-        )
+        python |= _crc_fails(sections, kinds, address)
     python &= ~_plan_packed(sections, kinds, t[wanted, fs.F_ATTR], address, opts)
     todo = np.flatnonzero(python)
     for k in todo.tolist():

@@ -1,9 +1,12 @@
-"""The columnar fast path's planning of sections (``columnar.py``'s worker side): each v2
-batch's CRC and count checks and its payload decompressed by Python (``prepare_v2``), each
-v0/v1 wrapper's (``prepare_wrapper``), or, for snappy and LZ4 as Kafka's clients write them,
-their CRCs checked and payloads planned by ``kernels.payloads`` so that the record decoder
-decompresses them itself (``plan_packed``); the words of a payload the kernel could not
-decompress (``decompress_error``), and the runs of sections one decoder call takes.
+"""The columnar fast path's planning of sections (``columnar.py``'s worker side): the CRC-32Cs
+of uncompressed v2 batches checked by the kernel, one call a chunk (``crc_fails``); each
+compressed v2 batch's CRC and count checks and its payload decompressed by Python
+(``prepare_v2``), each v0/v1 wrapper's (``prepare_wrapper``): gzip straight into a buffer of
+the size its trailer states (``decompress_into``), else by ``codecs.decompress_buffer``; or,
+for snappy and LZ4 as Kafka's clients write them, their CRCs checked and payloads planned by
+``kernels.payloads`` so that the record decoder decompresses them itself (``plan_packed``);
+the words of a payload the kernel could not decompress (``decompress_error``), and the runs
+of sections one decoder call takes.
 
 ``columnar`` imports these under its own names and looks them up there, where the tests
 replace them.
@@ -15,6 +18,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import cramjam
 import numpy as np
 import pyarrow as pa
 from crc32c import crc32c
@@ -82,9 +86,11 @@ def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) 
         resolve_codec(codec, magic=2)
         return False
     if codec:
-        payload = decompress_buffer(
-            codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
-        )
+        payload = decompress_into(codec, pos + _V2_HEADER, end, view, opts)
+        if payload is None:
+            payload = decompress_buffer(
+                codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
+            )
         holders.append(payload)
         sec[fs.S_ADDR] = _address(payload)
         sec[fs.S_START] = 0
@@ -130,7 +136,7 @@ def plan_packed(
         sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
         taken[chosen] = True
     batches = np.flatnonzero(packed & (kinds == _COMPRESSED))
-    if len(batches) and (kernel_crc.CRC32C_FUNCTION or not opts.verify_crc):
+    if len(batches):
         capacity = np.empty(len(batches), np.int64)
         starts = np.ascontiguousarray(sections[batches, fs.S_START])
         ends = np.ascontiguousarray(sections[batches, fs.S_END])
@@ -156,6 +162,25 @@ def plan_packed(
         _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
         taken[chosen] = True
     return taken
+
+
+def crc_fails(sections: np.ndarray, kinds: np.ndarray, address: int) -> np.ndarray:
+    """True where an uncompressed v2 batch's CRC-32C does not hold, checked by the kernel in
+    one call for the chunk (``kernel_payloads.check_batches``): only those take
+    ``prepare_v2``, which checks it again and raises the reference's error."""
+    fails = np.zeros(len(kinds), bool)
+    batches = np.flatnonzero(kinds == fs.K_FAST)
+    if len(batches):
+        holds = np.empty(len(batches), np.bool_)
+        kernel_payloads.check_batches(
+            address,
+            np.ascontiguousarray(sections[batches, fs.S_START]),
+            np.ascontiguousarray(sections[batches, fs.S_END]),
+            kernel_crc.CRC32C_FUNCTION,
+            holds,
+        )
+        fails[batches] = ~holds
+    return fails
 
 
 def _point_at_scratch(sections, chosen, codecs, payload_start, payload_end, capacity) -> None:
@@ -198,10 +223,11 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
         computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
         if computed != stored:
             raise messages.crc_mismatch(stored, computed, "crc32")
-    value = wrapper_value(view, pos, end, magic)
-    payload = decompress_buffer(
-        attributes & _CODEC_MASK, value, magic=magic, max_bytes=opts.max_bytes
-    )
+    start, stop = _value_span(view, pos, end, magic)
+    codec = attributes & _CODEC_MASK
+    payload = decompress_into(codec, start, stop, view, opts)
+    if payload is None:
+        payload = decompress_buffer(codec, view[start:stop], magic=magic, max_bytes=opts.max_bytes)
     holders.append(payload)
     sec[fs.S_ADDR] = _address(payload)
     sec[fs.S_START] = 0
@@ -212,6 +238,11 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
 def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
     """The value (the compressed inner messages) of the v0/v1 wrapper entry ``view[pos:end]``,
     read as the LegacyMessage parser reads it; its header fields are known to be there."""
+    start, stop = _value_span(view, pos, end, magic)
+    return view[start:stop]
+
+
+def _value_span(view: memoryview, pos: int, end: int, magic: int) -> tuple[int, int]:
     p = pos + (26 if magic == 1 else 18)
     (key_len,) = _I32.unpack_from(view, p)
     p += 4
@@ -227,7 +258,59 @@ def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryvie
         raise CorruptBatchError(messages.WRAPPER_NULL_VALUE)
     if value_len > end - p:
         raise CorruptBatchError(messages.malformed_message(messages.MESSAGE_FIELD_PAST_END))
-    return view[p : p + value_len]
+    return p, p + value_len
+
+
+# gzip decoded straight into a buffer of the size its trailer states, by cramjam's decoder:
+# zlib's output grows in pieces that are joined (a copy) into fresh memory, and takes 1.3
+# times as long on Kafka's batches of ~150 KB (bench/compressed.py). zstd gained nothing
+# measurable that way (its library decodes in one piece already), so it keeps the Python
+# path.
+_GZIP = layout.COMPRESSION_CODEC_GZIP
+_GZIP_MIN = 18  # a gzip member's header (10) and trailer (8)
+# FLG bits (RFC 1952): FHCRC, and the reserved ones zlib rejects.
+_GZIP_FLAGS_REFUSED = 0x02 | 0xE0
+_ISIZE = struct.Struct("<I")
+
+
+def gzip_size(view: memoryview, start: int, end: int) -> int:
+    """The bytes the gzip payload ``view[start:end]`` decodes to, by its trailer's ISIZE,
+    when its first member's header is one that zlib and cramjam read alike (no header CRC, no
+    reserved flags); -1 otherwise. A payload of several members decodes to more than its last
+    member's ISIZE: it does not fit the buffer, and takes the Python path."""
+    if end - start < _GZIP_MIN or view[start : start + 3] != b"\x1f\x8b\x08":
+        return -1
+    if view[start + 3] & _GZIP_FLAGS_REFUSED:
+        return -1
+    return _ISIZE.unpack_from(view, end - 4)[0]
+
+
+_INTO = {_GZIP: cramjam.gzip.decompress_into}
+
+
+def decompress_into(
+    codec: int, start: int, end: int, view: memoryview, opts: Options
+) -> pa.Buffer | None:
+    """The payload ``view[start:end]`` decompressed into a buffer of
+    Arrow's pool of the size it states, or None where the codec has no such path, the size
+    is unknown or passes ``max_bytes``, or the decoder fails or writes another size: the
+    caller then takes ``decompress_buffer``, which decodes it as before and raises its
+    errors. So the output is the same whichever path ran: a whole payload decoded without
+    error to exactly its stated size is the one output of its bytes."""
+    decode = _INTO.get(codec)
+    if decode is None:
+        return None
+    size = gzip_size(view, start, end)
+    if size < 0 or size > opts.max_bytes:
+        return None
+    out = pa.allocate_buffer(size + 1)  # one more: a payload that fills it is longer
+    try:
+        written = decode(view[start:end], np.frombuffer(out, np.uint8))
+    except cramjam.DecompressionError:
+        return None
+    if written != size:
+        return None
+    return out.slice(0, size)
 
 
 def _address(data: bytes | pa.Buffer) -> int:

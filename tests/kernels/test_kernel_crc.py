@@ -87,3 +87,56 @@ def test_crc32c_by_address_is_the_packages(data, start):
     buf = np.frombuffer(data + b"\0", np.uint8)
     fn = kernel_crc.CRC32C_FUNCTION
     assert kernel_crc.crc32c(fn, buf.ctypes.data, start, len(data)) == crc32c.crc32c(data[start:])
+
+
+# --- CRC-32C: the tables the kernels fall back on, and the dispatch ---------------------------
+
+CRC32C_WAYS = {
+    "tables": lambda buf, start, end: kernel_crc.crc32c_table(buf, start, end),
+    "dispatch without the function": lambda buf, start, end: kernel_crc.crc32c(0, buf, start, end),
+    "the package's function": lambda buf, start, end: kernel_crc.crc32c(
+        kernel_crc.CRC32C_FUNCTION, buf, start, end
+    ),
+}
+# Around the strides: 16 bytes a step for the tables; 8 for the hardware function, which runs
+# three streams of 256 and 8192 bytes (Adler's crc32c_hw).
+_CRC32C_LENGTHS = sorted(
+    {n + d for n in (0, 16, 32, 256 * 3, 8192 * 3, 8192 * 6) for d in range(-9, 10) if n + d >= 0}
+)
+
+
+def _crc32c_of(way, data: bytes, start: int = 0) -> int:
+    buf = np.frombuffer(data + b"\0", np.uint8)  # + 1: never an empty array
+    return CRC32C_WAYS[way](buf.ctypes.data, start, len(data))
+
+
+def test_crc32c_check_value():
+    for way in CRC32C_WAYS:
+        assert _crc32c_of(way, b"123456789") == 0xE3069283, way  # RFC 3720's check value
+
+
+@pytest.mark.parametrize("way", CRC32C_WAYS)
+def test_crc32c_lengths_around_the_strides(way):
+    import crc32c
+
+    rng = random.Random(32)
+    for n in _CRC32C_LENGTHS:
+        data = rng.randbytes(n + 7)
+        for start in (0, 1, 7):
+            assert _crc32c_of(way, data[: start + n], start) == crc32c.crc32c(
+                data[start : start + n]
+            ), (n, start)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=3000), start=st.integers(0, 40), cut=st.integers(0, 40))
+def test_crc32c_any_bytes_any_alignment(data, start, cut):
+    """Tables and dispatch against the crc32c package, for any span of any bytes: empty ones
+    too, and starting at any alignment (the span reads nothing outside itself)."""
+    import crc32c
+
+    end = max(0, len(data) - cut)
+    start = min(start, end)
+    want = crc32c.crc32c(data[start:end])
+    for way in CRC32C_WAYS:
+        assert _crc32c_of(way, data[:end], start) == want, way

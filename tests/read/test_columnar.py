@@ -476,12 +476,19 @@ def test_v2_batches_never_take_the_python_path(monkeypatch, style):
         assert got.error is None and got.table.equals(want.table)
 
 
-@pytest.mark.parametrize("style", KAFKA_STYLE)
-def test_without_the_crc32c_function_v2_batches_take_the_python_path(monkeypatch, style):
+@pytest.mark.parametrize("style", [*KAFKA_STYLE, "uncompressed"])
+def test_without_the_crc32c_function_the_kernel_checks_by_tables(monkeypatch, style):
+    """No hardware CRC-32C: the kernels check v2 CRCs by tables, and only a batch whose CRC
+    fails takes the Python path, which reports it as before."""
     from kafka_format.runtime.kernels import crc32 as kernel_crc
 
-    codec, pack = KAFKA_STYLE[style]
-    data = _batch([b"%d" % i * 40 for i in range(500)], pack(2), codec=codec)
+    codec, pack = KAFKA_STYLE.get(style, (0, None))
+    values = [b"%d" % i * 40 for i in range(500)]
+    data = (
+        _batch(values, pack(2), codec=codec)
+        if pack
+        else build_record_batch([{"value": v, "offset_delta": i} for i, v in enumerate(values)])
+    )
     bad = bytearray(data)
     bad[-3] ^= 1
     monkeypatch.setattr(kernel_crc, "CRC32C_FUNCTION", 0)
@@ -489,8 +496,24 @@ def test_without_the_crc32c_function_v2_batches_take_the_python_path(monkeypatch
     prepare = columnar._prepare_v2
     monkeypatch.setattr(columnar, "_prepare_v2", lambda *a: calls.append(1) or prepare(*a))
     assert assert_same(data).table.num_rows == 500
-    assert assert_same(bytes(bad)).error[0] == "CrcMismatchError"
+    assert not calls
+    outcome = assert_same(bytes(bad))
+    assert outcome.error[0] == "CrcMismatchError"
     assert calls
+
+
+def test_uncompressed_v2_batches_with_good_crcs_never_take_the_python_path(monkeypatch):
+    data = b"".join(
+        build_record_batch(
+            [{"value": b"v%d" % i, "offset_delta": d} for d in range(9)], base_offset=9 * i
+        )
+        for i in range(20)
+    )
+    want = reference(data, include_headers=True)
+    monkeypatch.setattr(columnar, "_prepare_v2", _refuse("an uncompressed v2 batch"))
+    for verify_crc in (True, False):
+        got = fast(data, include_headers=True, verify_crc=verify_crc)
+        assert got.error is None and got.table.equals(want.table)
 
 
 def test_without_the_lz4_function_lz4_sections_take_the_python_path(monkeypatch):
