@@ -72,10 +72,14 @@ def template_batch(schema: Any, topic: str, partition: int, n: int):
             pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(fill)]
         )
 
+    def keys() -> pa.Array:  # b"user-000123": eleven ASCII bytes, digits from numpy
+        digits = (np.arange(n)[:, None] // 10 ** np.arange(5, -1, -1)) % 10 + ord("0")
+        prefix = np.broadcast_to(np.frombuffer(b"user-", np.uint8), (n, 5))
+        return binary(11, np.ascontiguousarray(np.hstack([prefix, digits.astype(np.uint8)])))
+
     rng = np.random.default_rng(partition)
-    keys = np.frombuffer(b"".join(b"user-%06d" % (i % 1000) for i in range(n)), np.uint8)
     make = {
-        "key": lambda: binary(11, keys),
+        "key": keys,
         "value": lambda: binary(100, rng.integers(0, 256, n * 100, dtype=np.uint8)),
         "topic": lambda: pa.array([topic] * n, pa.string()),
         "partition": lambda: pa.array(np.full(n, partition, np.int32)),
