@@ -278,7 +278,11 @@ def render(rows: list[dict] | str, machine: str) -> str:
         "so `count()` gets every column of the schema; a narrower `.schema(...)` is how a "
         "query asks for fewer. The decode rows run the tasks' own code (`read_split` over the "
         "same splits) in one Python process without Spark, one split after another. Best of "
-        "the runs after the first; answers checked against the records the generator wrote. "
+        "the runs after the first; the CPU columns: the least CPU seconds over those runs of "
+        "Spark's JVM and of the Python processes it started (workers and planners), or of "
+        "this process for the decode rows; the floor runs first, after untimed warm-up "
+        "queries, before any worker imports kafka_format; answers checked against the "
+        "records the generator wrote. "
         "Goal: `kafka_log` at least half Parquet's speed.",
         "",
     ]
