@@ -13,6 +13,14 @@ group-by reads two dictionary-encoded columns; ``kafka_log`` walks, CRC-checks a
 every batch either way. That is the comparison a user makes: the same question, asked of the
 segments as they are or of a copy made for Spark.
 
+To say what part of the distance is ours, the same session also times the floor of any
+Python data source (``pyfloor.py``: ready Arrow batches of ``kafka_log``'s shape, the same
+tasks and rows, nothing decoded), both readers with a ``topic, partition`` schema (PySpark
+4.3 prunes no column of a Python data source, so ``count()`` otherwise gets them all), and
+the tasks' own code, ``read_split`` over the same splits, in this process without Spark.
+Each query's CPU seconds (Spark's JVM, its Python processes) are read from /proc: on the
+shared cores they say more than wall times.
+
     .venv/bin/python bench/run.py --only parquet [--quick]
 """
 
