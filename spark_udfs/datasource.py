@@ -92,7 +92,7 @@ a read's time. A narrower user schema, in any order, e.g. ``.schema("topic strin
 int")`` for counts per partition, or ``"offset bigint, timestamp timestamp"``, hands Spark only
 those columns (the batches are still all read, CRC-checked and decoded). In
 ``bench/results.md`` (section "Spark: ``kafka_log`` against Spark's Parquet reader") it takes a
-count over 3.6 M records from 1.65 s to 1.11 s and a group-by from 1.93 s to 1.37 s.
+count over 3.6 M records from 1.12 s to 0.78 s and a group-by from 1.08 s to 0.79 s.
 
 At most one of ``subscribe``, ``subscribePattern`` and ``assign``, as in Spark's Kafka source
 (``KafkaSourceProvider``); a file outside any ``topic-N`` directory belongs to no topic, so
