@@ -99,6 +99,10 @@ __all__ = [
 
 #: Bytes of frames per chunk; a compressed frame counts COMPRESSED_WEIGHT times its size.
 CHUNK_BYTES = 16 * 1024 * 1024
+#: ``low_memory``'s chunks: their bytes and records (the Arrow batches in flight are what a
+#: streaming read holds besides the process's floor).
+LOW_MEMORY_CHUNK_BYTES = 2 * 1024 * 1024
+LOW_MEMORY_CHUNK_ROWS = 4 * 1024
 COMPRESSED_WEIGHT = 4
 _MAX_FRAMES = 65536
 
@@ -138,6 +142,7 @@ def iter_arrow_batches(
     end_timestamp: int | None = None,
     max_records: int | None = None,
     binary_view: bool = False,
+    low_memory: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The data records of ``source`` as Arrow record batches of at most ``batch_rows`` rows.
 
@@ -151,6 +156,9 @@ def iter_arrow_batches(
     ``binary_view``: ``key`` and ``value`` as ``pa.binary_view()`` pointing into the mapped
     file (uncompressed records, not copies) or into the bytes of compressed records gathered
     past 12 bytes (``views.py``).
+    ``low_memory``: decode in chunks of at most 2 MiB and 4 Ki records instead of 16 MiB and
+    64 Ki: streaming a big file then holds ~20 MiB of data instead of ~150 MiB, for about 2.5
+    times the time (``bench/run.py --only memory``); record batches have at most 4 Ki rows.
     """
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
@@ -169,6 +177,7 @@ def iter_arrow_batches(
         locate=include_position,
         salvage=errors == "salvage",
         binary_view=binary_view,
+        low_memory=low_memory,
     )
     committed: _CommittedFilter | None = None
     name = None
@@ -357,11 +366,11 @@ def _log_batches(
         deferred: _Chunk | None = None  # the first chunk waits: one chunk needs no threads
         try:
             if opts.salvage and not inp.stream:
-                items = _salvage_chunks(log, inp, window)
+                items = _salvage_chunks(log, inp, opts, window)
             elif inp.stream:
                 items = _stream_chunks(log, inp, opts)
             else:
-                items = _buffer_chunks(log, inp, window)
+                items = _buffer_chunks(log, inp, opts, window)
             for item in items:
                 if isinstance(item, _FileEnd):
                     if deferred is not None:
@@ -399,16 +408,14 @@ def _log_batches(
 
 
 def _buffer_chunks(
-    log: LogInput, inp: _Input, window: Window | None = None
+    log: LogInput, inp: _Input, opts: _Options, window: Window | None = None
 ) -> Iterator[_Chunk | _FileEnd]:
     buf, view = inp.buf, inp.view
     limit = len(buf) if window is None or window.end is None else window.end
     pos = 0 if window is None else window.start
     table = np.empty((_MAX_FRAMES, fs.FRAME_COLUMNS), np.int64)  # reused: chunks copy
     while True:
-        n, nxt, status = fs.scan_frames(
-            buf, pos, limit, table, _chunk_rows, CHUNK_BYTES, COMPRESSED_WEIGHT
-        )
+        n, nxt, status = fs.scan_frames(buf, pos, limit, table, *_budget(opts), COMPRESSED_WEIGHT)
         if n:
             frames = table[:n].copy()
             yield _Chunk(log.name, log.topic, log.partition, frames, 0, buf, view, nxt)
@@ -419,13 +426,13 @@ def _buffer_chunks(
 
 
 def _salvage_chunks(
-    log: LogInput, inp: _Input, window: Window | None = None
+    log: LogInput, inp: _Input, opts: _Options, window: Window | None = None
 ) -> Iterator[_Chunk | _FileEnd]:
     """``_buffer_chunks`` under ``errors="salvage"``: the walk goes on past framing damage."""
     start = 0 if window is None else window.start
     end = None if window is None else window.end
     for item in salvage_scan(
-        inp.buf, inp.view, log.name, _chunk_rows, CHUNK_BYTES, COMPRESSED_WEIGHT, start, end
+        inp.buf, inp.view, log.name, *_budget(opts), COMPRESSED_WEIGHT, start, end
     ):
         if isinstance(item, FramingError):
             yield _FileEnd(error=item, more=True)
@@ -441,6 +448,13 @@ def _salvage_chunks(
 _chunk_rows = DEFAULT_BATCH_ROWS
 
 
+def _budget(opts: _Options) -> tuple[int, int]:
+    """A chunk's most records and bytes (looked up at each call: tests change them)."""
+    if opts.low_memory:
+        return min(_chunk_rows, LOW_MEMORY_CHUNK_ROWS), min(CHUNK_BYTES, LOW_MEMORY_CHUNK_BYTES)
+    return _chunk_rows, CHUNK_BYTES
+
+
 def _stream_chunks(log: LogInput, inp: _Input, opts: _Options) -> Iterator[_Chunk | _FileEnd]:
     """Chunks of a stream that cannot be mapped: whole frames read one by one, then joined."""
     tails: list[TruncatedTail] = []
@@ -451,7 +465,7 @@ def _stream_chunks(log: LogInput, inp: _Input, opts: _Options) -> Iterator[_Chun
         for frame in iter_stream_frames(inp.stream, file=log.name, tails=tails):
             frames.append(frame)
             size += frame.size
-            if size >= CHUNK_BYTES or len(frames) >= _MAX_FRAMES:
+            if size >= _budget(opts)[1] or len(frames) >= _MAX_FRAMES:
                 yield _joined_chunk(log, frames)
                 frames, size = [], 0
     except FramingError as exc:
@@ -571,7 +585,11 @@ def _collect_aborted(source: Source, opts: _Options, name: str | None) -> Aborte
     def transactional_batches() -> Iterator[Batch]:
         for log in resolve(source, name=name):
             with _open_input(log) as inp:
-                chunks = _salvage_chunks(log, inp) if opts.salvage else _buffer_chunks(log, inp)
+                chunks = (
+                    _salvage_chunks(log, inp, opts)
+                    if opts.salvage
+                    else _buffer_chunks(log, inp, opts)
+                )
                 for item in chunks:
                     if isinstance(item, _FileEnd):
                         if item.more:

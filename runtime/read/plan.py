@@ -64,6 +64,8 @@ class Options:
     salvage: bool = False
     #: ``binary_view``: key and value as views into the bytes read (``views.py``).
     binary_view: bool = False
+    #: ``low_memory``: smaller chunks, for a streaming reader's peak memory over its speed.
+    low_memory: bool = False
 
 
 def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> bool:
