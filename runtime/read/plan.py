@@ -273,6 +273,9 @@ _GZIP_MIN = 18  # a gzip member's header (10) and trailer (8)
 # FLG bits (RFC 1952): FHCRC, and the reserved ones zlib rejects.
 _GZIP_FLAGS_REFUSED = 0x02 | 0xE0
 _ISIZE = struct.Struct("<I")
+# DEFLATE's most output per input byte (a 258-byte match in about two bits): an ISIZE above
+# that is a lie the payload cannot back, and no buffer is sized on it.
+_DEFLATE_MAX_RATIO = 1032
 
 
 def gzip_size(view: memoryview, start: int, end: int) -> int:
@@ -284,7 +287,8 @@ def gzip_size(view: memoryview, start: int, end: int) -> int:
         return -1
     if view[start + 3] & _GZIP_FLAGS_REFUSED:
         return -1
-    return _ISIZE.unpack_from(view, end - 4)[0]
+    size = _ISIZE.unpack_from(view, end - 4)[0]
+    return size if size <= _DEFLATE_MAX_RATIO * (end - start) else -1
 
 
 _INTO = {_GZIP: cramjam.gzip.decompress_into}

@@ -157,6 +157,14 @@ def test_gzip_sizes():
     assert size(b"\x1f\x8b\x08\x20" + bytes(20)) == -1  # a reserved flag
     assert size(b"\x1f\x8b\x07\x00" + bytes(20)) == -1  # not deflate
     assert size(gzip.compress(b"")[:17]) == -1
+    # The most DEFLATE makes of a byte is about 1032: zeros come close, a lying ISIZE does not.
+    zeros = gzip.compress(bytes(4 << 20), compresslevel=9)
+    assert size(zeros) == 4 << 20
+    lying = bytearray(gzip.compress(b"x" * 1000))
+    lying[-4:] = (1033 * len(lying)).to_bytes(4, "little")
+    assert size(bytes(lying)) == -1
+    lying[-4:] = (1032 * len(lying)).to_bytes(4, "little")
+    assert size(bytes(lying)) == 1032 * len(lying)
 
 
 # --- through the reader -------------------------------------------------------------------
