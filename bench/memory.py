@@ -27,6 +27,7 @@ import lz4.frame
 import zstandard
 
 from kafka_format.runtime.format.codecs import DEFAULT_MAX_BYTES
+from kafka_format.runtime.format.varint import encode_varint
 from kafka_format.schemas.record_batch import build_record_batch
 
 HEADING = "## Memory: the floor, a streamed segment, decompression bombs"
@@ -104,28 +105,18 @@ def _child(*args: str, low_memory: bool = False) -> dict:
 BOMB_FACTOR = 4
 
 
-def _varint(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)  # zigzag, as Kafka's ByteUtils.writeVarint
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _pieces(size: int):
     """One record's bytes (a value of ``size`` zeros) in 1 MiB pieces, never held whole."""
-    body_tail = _varint(size)  # value length, then the value, then no headers
-    body = b"\x00" + _varint(0) + _varint(0) + _varint(-1) + body_tail
-    yield _varint(len(body) + size + 1) + body
+    body_tail = encode_varint(size)  # value length, then the value, then no headers
+    body = b"\x00" + encode_varint(0) + encode_varint(0) + encode_varint(-1) + body_tail
+    yield encode_varint(len(body) + size + 1) + body
     zeros = bytes(MIB)
     left = size
     while left:
         piece = min(left, MIB)
         yield zeros if piece == MIB else bytes(piece)
         left -= piece
-    yield _varint(0)
+    yield encode_varint(0)
 
 
 def bomb_payload(codec: str, size: int) -> tuple[int, bytes]:
