@@ -518,22 +518,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "dump-jsonl":
         log("dump --jsonl")
         section = "\n".join(render_dump_jsonl(dump_jsonl_case(args.quick, args.repeat, log)))
-        section += f"\n\nMachine: {machine}.\n"
-        print(section)
-        if args.out:
-            old = args.out.read_text() if args.out.exists() else ""
-            args.out.write_text(splice_section(old, DUMP_JSONL_HEADING, section))
-            log(f"written to {args.out}")
-        return 0
+        return _only(args, DUMP_JSONL_HEADING, section + f"\n\nMachine: {machine}.\n")
     if args.only == "views":
         log("binary_view")
-        section = views.render(views.run(args.records, args.repeat), machine)
-        print(section)
-        if args.out:
-            old = args.out.read_text() if args.out.exists() else ""
-            args.out.write_text(splice_section(old, views.HEADING, section))
-            log(f"written to {args.out}")
-        return 0
+        return _only(
+            args, views.HEADING, views.render(views.run(args.records, args.repeat), machine)
+        )
     if args.only == "memory":
         log("memory")
         return _only(
@@ -547,22 +537,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "compressed":
         log("compressed, one thread")
         section = compressed.render(compressed.run(args.records, args.repeat, log), machine)
-        print(section)
-        if args.out:
-            old = args.out.read_text() if args.out.exists() else ""
-            args.out.write_text(splice_section(old, compressed.HEADING, section))
-            log(f"written to {args.out}")
-        return 0
+        return _only(args, compressed.HEADING, section)
     if args.only == "parquet":
         section = parquet.render(
             parquet.run(Path(tempfile.gettempdir()), quick=args.quick), machine
         )
-        print(section)
-        if args.out:
-            old = args.out.read_text() if args.out.exists() else ""
-            args.out.write_text(splice_section(old, parquet.HEADING, section))
-            log(f"written to {args.out}")
-        return 0
+        return _only(args, parquet.HEADING, section)
     log("verify against read_table")
     verified = verify_case(2 << 20 if args.quick else 64 << 20, args.repeat, log)
     if args.only_verify:
