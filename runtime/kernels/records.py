@@ -204,6 +204,25 @@ def _copy(dst, dst_end, src, src_end, n):
             store_u8(dst + j, u8(src + j))
 
 
+@_jit_inline
+def _key_value(vout, least, row, buf, end, kpos, klen, vpos, vlen, keys, kb, values, vb):
+    """A row's key and value (at ``buf + kpos`` / ``buf + vpos``, before ``buf + end``; length
+    -1: null) as 16-byte views in binary_view mode (``vout``), else gathered into ``keys`` /
+    ``values`` ((address, end) of the output) at ``kb`` / ``vb``; returns ``kb``, ``vb`` after
+    them (the caller writes the copying path's Arrow offsets)."""
+    if vout[0] != 0:
+        kb = _view_or_gather(vout, 1, row, buf + kpos, klen, buf + end, least, keys[0], kb)
+        vb = _view_or_gather(vout, 2, row, buf + vpos, vlen, buf + end, least, values[0], vb)
+        return kb, vb
+    if klen >= 0:
+        _copy(keys[0] + kb, keys[1], buf + kpos, buf + end, klen)
+        kb += klen
+    if vlen >= 0:
+        _copy(values[0] + vb, values[1], buf + vpos, buf + end, vlen)
+        vb += vlen
+    return kb, vb
+
+
 @_kernel
 def decode_sections(
     sections,
@@ -250,10 +269,8 @@ def decode_sections(
     copies = view_args[V_COPY_INDEX]
     vout = (np.int64(vmode), views, views + view_out.shape[1], view_args[V_BASE], copies)
     place = view_args[V_PLACE] if vmode else -1
-    key_address = address_of(key_data)
-    value_address = address_of(value_data)
-    key_end = key_address + key_data.shape[0]
-    value_end = value_address + value_data.shape[0]
+    keys = (address_of(key_data), address_of(key_data) + key_data.shape[0])  # (address, end)
+    values = (address_of(value_data), address_of(value_data) + value_data.shape[0])
     scratch_address = address_of(scratch)
     scratch_room = scratch.shape[0]
     for s in range(sections.shape[0]):
@@ -341,21 +358,11 @@ def decode_sections(
                     ts_type[row] = -1 if magic == 0 else (1 if attributes & 8 else 0)
                     valid[0, row] = klen >= 0
                     valid[1, row] = vlen >= 0
-                    if vmode:
-                        kb = _view_or_gather(
-                            vout, 1, row, buf + kpos, klen, buf + end, least, key_address, kb
-                        )
-                        vb = _view_or_gather(
-                            vout, 2, row, buf + vpos, vlen, buf + end, least, value_address, vb
-                        )
-                    else:
-                        if klen >= 0:
-                            _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
-                            kb += klen
+                    kb, vb = _key_value(
+                        vout, least, row, buf, end, kpos, klen, vpos, vlen, keys, kb, values, vb
+                    )
+                    if not vmode:
                         off32[0, row + 1] = kb
-                        if vlen >= 0:
-                            _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
-                            vb += vlen
                         off32[1, row + 1] = vb
                     valid[2, row] = 0
                     off32[2, row + 1] = cur[3]
@@ -512,6 +519,8 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
     value_address = address_of(value_data)
     key_end = key_address + key_data.shape[0]
     value_end = value_address + value_data.shape[0]
+    keys = (key_address, key_end)
+    values = (value_address, value_end)
     hkey_address = address_of(hkey_data)
     hvalue_address = address_of(hvalue_data)
     hkey_end = hkey_address + hkey_data.shape[0]
@@ -519,8 +528,6 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
     row_room = rec_i64.shape[1]
     header_room = hvalid.shape[0]
     vmode = vout[0] != 0
-    kd = key_address
-    vd = value_address
     base = sec[S_BASE]
     base_ts = sec[S_BASE_TS]
     max_ts = sec[S_MAX_TS]
@@ -604,17 +611,11 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
         ts_type[row] = tstype
         valid[0, row] = 1 if key_len >= 0 else 0
         valid[1, row] = 1 if value_len >= 0 else 0
-        if vmode:
-            kb = _view_or_gather(vout, 1, row, buf + key_pos, key_len, buf + end, least, kd, kb)
-            vb = _view_or_gather(vout, 2, row, buf + value_pos, value_len, buf + end, least, vd, vb)
-        else:
-            if key_len >= 0:
-                _copy(key_address + kb, key_end, buf + key_pos, buf + end, key_len)
-                kb += key_len
+        kb, vb = _key_value(
+            vout, least, row, buf, end, key_pos, key_len, value_pos, value_len, keys, kb, values, vb
+        )
+        if not vmode:
             off32[0, row + 1] = kb
-            if value_len >= 0:
-                _copy(value_address + vb, value_end, buf + value_pos, buf + end, value_len)
-                vb += value_len
             off32[1, row + 1] = vb
         if want_headers:
             valid[2, row] = 1 if nh > first_header else 0
@@ -675,10 +676,8 @@ def _decode_inner(buf, start, end, sec, out, cur, vout, least):
     ``_decode_one``'s; ``vout``, ``least``: binary_view mode (decode_sections)."""
     rec_i64, ts_type, off32, valid, key_data, value_data = out
     vmode = vout[0] != 0
-    key_address = address_of(key_data)
-    value_address = address_of(value_data)
-    key_end = key_address + key_data.shape[0]
-    value_end = value_address + value_data.shape[0]
+    keys = (address_of(key_data), address_of(key_data) + key_data.shape[0])  # (address, end)
+    values = (address_of(value_data), address_of(value_data) + value_data.shape[0])
     wrapper_magic = sec[S_MAGIC]
     log_append = sec[S_TS_TYPE] == 1
     verify = sec[S_VERIFY]
@@ -741,19 +740,11 @@ def _decode_inner(buf, start, end, sec, out, cur, vout, least):
         ts_type[row] = tstype
         valid[0, row] = klen >= 0
         valid[1, row] = vlen >= 0
-        if vmode:
-            kb = _view_or_gather(vout, 1, row, buf + kpos, klen, buf + end, least, key_address, kb)
-            vb = _view_or_gather(
-                vout, 2, row, buf + vpos, vlen, buf + end, least, value_address, vb
-            )
-        else:
-            if klen >= 0:
-                _copy(key_address + kb, key_end, buf + kpos, buf + end, klen)
-                kb += klen
+        kb, vb = _key_value(
+            vout, least, row, buf, end, kpos, klen, vpos, vlen, keys, kb, values, vb
+        )
+        if not vmode:
             off32[0, row + 1] = kb
-            if vlen >= 0:
-                _copy(value_address + vb, value_end, buf + vpos, buf + end, vlen)
-                vb += vlen
             off32[1, row + 1] = vb
         valid[2, row] = 0
         off32[2, row + 1] = cur[3]
