@@ -51,12 +51,15 @@ def run_kernel(
     rows = int(sections[:, fs.S_COUNT].sum())
     sizes = sections[:, fs.S_END] - sections[:, fs.S_START]
     place = views.placement(sections, chunk.buf) if opts.binary_view else None
-    # Views gather only what is not viewed in place (compressed records).
-    data = int((sizes if place is None else sizes[~place.in_place]).sum())
+    total = int(sizes.sum())
+    # Views gather only the keys and values not viewed in place (compressed records); header
+    # keys and values are gathered in either mode, so their room is the whole sections'.
+    data = total if place is None else int(sizes[~place.in_place].sum())
     headers = opts.include_headers
     # Values take most of a record; keys and headers are small. ``ample``: the worst case.
     small = data if ample else data // 4 + 4096
-    header_room = (data // 2 + 1 if ample else rows * 2 + 16) if headers else 0
+    header_bytes = (total if ample else total // 4 + 4096) if headers else 0
+    header_room = (total // 2 + 1 if ample else rows * 2 + 16) if headers else 0
     rec_buf, rec = _alloc((2, rows), np.int64)
     tt_buf, ts_type = _alloc((rows,), np.int32)
     off_buf, off32 = _alloc((3, rows + 1), np.int32)
@@ -65,8 +68,8 @@ def run_kernel(
     value_buf, value_data = _alloc((data,), np.uint8)
     hoff_buf, hoff = _alloc((2, header_room + 1), np.int32)
     hvalid = np.empty(header_room, np.uint8)
-    hkey_buf, hkey_data = _alloc((small if headers else 0,), np.uint8)
-    hvalue_buf, hvalue_data = _alloc((small if headers else 0,), np.uint8)
+    hkey_buf, hkey_data = _alloc((header_bytes,), np.uint8)
+    hvalue_buf, hvalue_data = _alloc((header_bytes,), np.uint8)
     off32[:, 0] = 0
     hoff[:, 0] = 0
     cur = np.zeros(fs.CURSORS, np.int64)

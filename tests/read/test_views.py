@@ -484,3 +484,32 @@ def test_views_across_chunk_boundaries(tmp_path, monkeypatch) -> None:
         for chunk in plain:
             assert len(chunk.buffers()) == 3 and chunk.buffers()[2].to_pybytes() in data
         assert packed.buffers()[2].to_pybytes() == b"z" * 99
+
+
+def test_headers_past_the_first_buffers(tmp_path) -> None:
+    """Header keys and values are gathered in view mode too: their room is the whole chunk's,
+    not that of the keys and values left to gather (none, for records viewed in place). A log
+    whose headers fill more than the first buffers once made even the worst-case buffers too
+    small (an AssertionError out of read_table)."""
+    rng = random.Random(5)
+    batches = []
+    for b in range(40):
+        records = [
+            {
+                "key": f"k{i}".encode(),
+                "value": rng.randbytes(rng.choice((3, 30))),
+                "headers": [("trace-id", rng.randbytes(16)), ("h", None)],
+                "offset_delta": i,
+                "timestamp_delta": i,
+            }
+            for i in range(100)
+        ]
+        batches.append(build_record_batch(records, base_offset=b * 100, base_timestamp=TS0))
+    data = b"".join(batches)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    got = assert_same(lambda: path, include_headers=True)
+    assert got.num_rows == 4000
+    assert_same(lambda: data, include_headers=True)
+    gzipped = _gzip_batch(0, [b"x" * 20] * 50)
+    assert_same(lambda: gzipped + data[len(batches[0]) :], include_headers=True)
