@@ -266,6 +266,7 @@ class _SplitReader:
                 max_decompressed_bytes=options.max_decompressed_bytes,
                 report=report,
                 batch_rows=DEFAULT_BATCH_ROWS,
+                threads=1,  # Spark already runs one task a core: no pool of threads per task
             ):
                 shaped = self._shape(batch)
                 if shaped.num_rows:

@@ -152,6 +152,7 @@ def records_of(blobs: pa.Array, *, strict: bool, max_bytes: int) -> pa.Array:
                     memoryview(scalar.as_buffer()),
                     include_headers=True,
                     max_decompressed_bytes=max_bytes,
+                    threads=1,  # one value's record set, in a task: Spark runs one a core
                 )
             )
         except KafkaFormatError as exc:

@@ -41,6 +41,7 @@ from ..runtime.analysis.stats import (
     PartitionStats,
     file_stats,
 )
+from ..runtime.cpus import using_threads
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
 from ._cluster import is_remote, run_in_task
 from ._discovery import discover
@@ -154,15 +155,18 @@ def _segment_stats(strict: bool, verify_crc: bool, max_bytes: int):
                 else:
                     with ref.filesystem().open_input_file(seg["file"]) as f:
                         source = memoryview(f.read_buffer())
-                stats = file_stats(
-                    source,
-                    name=ref.display(seg["file"]),
-                    topic=seg["topic"],
-                    partition=seg["partition"],
-                    strict=strict,
-                    verify_crc=verify_crc,
-                    max_decompressed_bytes=max_bytes,
-                )
+                # file_stats takes no threads=: one decoding thread, as a task should
+                # (Spark already runs one task a core)
+                with using_threads(1):
+                    stats = file_stats(
+                        source,
+                        name=ref.display(seg["file"]),
+                        topic=seg["topic"],
+                        partition=seg["partition"],
+                        strict=strict,
+                        verify_crc=verify_crc,
+                        max_decompressed_bytes=max_bytes,
+                    )
                 rows.append(_segment_row(stats, seg["source"]))
             yield pa.RecordBatch.from_pylist(rows, schema=SEGMENT_ARROW_SCHEMA)
 

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..cpus import default_threads
 from ..errors import KafkaFormatError
 
 #: Modules of this package that each add one sub-command with ``register(subparsers)``.
@@ -48,6 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        # A bad $KAFKA_FORMAT_THREADS is a usage error, whatever the command (--threads wins).
+        if getattr(args, "threads", None) is None:
+            default_threads()
+    except ValueError as exc:
+        print(f"kafka-format {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     try:
         if not _skip_what_the_broker_skips(args):
             return 0  # every path given is one the broker never reads; each was named

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import os
+import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..cpus import ENV_VAR, using_threads
 from ..errors import KafkaFormatError
 from ..files.names import parse_partition_dir_name
 from ..read.sources import partition_dirs
@@ -25,6 +29,36 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+# --- threads (dump, verify, stats) -----------------------------------------------------------
+
+Run = Callable[[argparse.Namespace], int]
+
+
+def add_threads(parser, only: str = "") -> None:
+    """``--threads N``, for a command that decodes records in bulk (``only``: where it does,
+    e.g. "with --jsonl"); its ``run`` is to be wrapped in :func:`threaded`."""
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        metavar="N",
+        help=f"{only + ': ' if only else ''}threads decoding records (default: the CPUs this "
+        f"process may use, or ${ENV_VAR})",
+    )
+
+
+def threaded(run: Run) -> Run:
+    """``run`` with ``--threads`` as the default of every read it makes, however deep (the
+    reads of the analysis layers take no ``threads`` of their own). A bad
+    ``$KAFKA_FORMAT_THREADS`` is refused before any command runs (``app.main``)."""
+
+    @functools.wraps(run)
+    def run_threaded(args: argparse.Namespace) -> int:
+        with using_threads(getattr(args, "threads", None)):
+            return run(args)
+
+    return run_threaded
 
 
 def parse_timestamp(text: str) -> int:
@@ -217,7 +251,5 @@ def topic_paths(args: argparse.Namespace, command: str) -> list[str] | None:
     try:
         return select_partitions(args.paths, args.topic, args.partition)
     except ValueError as exc:
-        import sys
-
         print(f"kafka-format {command}: error: {exc}", file=sys.stderr)
         return None

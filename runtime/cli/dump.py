@@ -44,6 +44,7 @@ from ..read.ranges import Range
 from ..read.reader import iter_batches
 from ..read.sources import resolve
 from .args import (
+    add_threads,
     add_topic_filter,
     decoder_class,
     kcat_offset,
@@ -51,6 +52,7 @@ from .args import (
     positive_int,
     range_bound,
     select_partitions,
+    threaded,
 )
 from .dump_files import (
     base_offset_of,
@@ -613,7 +615,8 @@ def register(sub) -> None:
         help="end before offset X, or before the first record with timestamp >= X",
     )
     add_topic_filter(d)
-    d.set_defaults(run=_run_dump, dump_parser=d)
+    add_threads(d, "with --jsonl")
+    d.set_defaults(run=threaded(_run_dump), dump_parser=d)
 
 
 def range_of(args: argparse.Namespace) -> Range | None:

@@ -22,7 +22,7 @@ from ..errors import KafkaFormatError
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..progress import Progress, human_bytes, wanted
 from ..read.sources import resolve
-from .args import add_topic_filter, positive_int, topic_paths
+from .args import add_threads, add_topic_filter, positive_int, threaded, topic_paths
 
 EPILOG = f"""\
 examples:
@@ -100,7 +100,8 @@ def register(sub) -> None:
         help="the most one batch may decompress to (default %(default)s)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
-    s.set_defaults(run=_run_stats)
+    add_threads(s)
+    s.set_defaults(run=threaded(_run_stats))
 
 
 class _FileProgress:

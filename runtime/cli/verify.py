@@ -10,7 +10,7 @@ from typing import TextIO
 
 from ..analysis.verify import VerifyReport, log_bytes, verify_paths
 from ..progress import Progress, wanted
-from .args import add_topic_filter, topic_paths
+from .args import add_threads, add_topic_filter, threaded, topic_paths
 
 # --- command line ---------------------------------------------------------------------------
 
@@ -76,7 +76,8 @@ def register(sub) -> None:
         action="store_true",
         help="misplaced keyed records are errors (exit status 1), not warnings",
     )
-    v.set_defaults(run=_run_verify)
+    add_threads(v)
+    v.set_defaults(run=threaded(_run_verify))
 
 
 def _partition_count(text: str) -> tuple[str | None, int]:

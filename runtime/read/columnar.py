@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .. import cpus
 from ..errors import (
     FramingError,
     KafkaFormatError,
@@ -148,7 +149,8 @@ def iter_arrow_batches(
 
     Options as :func:`~.reader.iter_records` (``errors="salvage"`` reads on past framing
     damage, by the same walk: the same rows and damage). ``threads``: worker threads decoding ahead
-    (default: 2, or 1 on a one-core machine); 1 decodes in the calling thread only.
+    (default: the CPUs this process may use, ``cpus.default_threads()``, overridable with
+    ``KAFKA_FORMAT_THREADS``); 1 decodes in the calling thread only.
     ``progress``: told each file's size and how far its records were yielded.
     ``include_position``: two more columns, ``file`` (the file's name, dictionary-encoded) and
     ``position`` (the byte position in it of the batch holding the record).
@@ -188,7 +190,7 @@ def iter_arrow_batches(
         source, name = read_once(source)
     if isolation == "read_committed":
         committed = _CommittedFilter(_collect_aborted(source, opts, name))
-    workers = threads if threads is not None else min(2, _CPUS)
+    workers = threads if threads is not None else cpus.default_threads()
     with _Pipeline(max(1, workers)) as pipeline:
         ranged = (
             clip_rows(_log_batches(w.log, opts, committed, pipeline, w), w)
@@ -208,7 +210,6 @@ def read_table(source: Source, **options: Any) -> pa.Table:
     return pa.Table.from_batches(list(iter_arrow_batches(source, **options)), schema=schema)
 
 
-_CPUS = os.cpu_count() or 1
 _schema = functools.cache(arrow_schema)
 _FILE_TYPE = pa.dictionary(pa.int32(), pa.string())
 

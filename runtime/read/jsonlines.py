@@ -11,12 +11,12 @@ The lines are ``format/jsonform.record_json``'s, byte for byte as
 from __future__ import annotations
 
 import json
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
 
+from .. import cpus
 from ..kernels import jsonl as kernel
 
 __all__ = ["JsonLines"]
@@ -72,7 +72,7 @@ class JsonLines:
     SPLIT_ROWS = 4096
 
     def __init__(self, threads: int | None = None) -> None:
-        self.threads = max(1, threads if threads is not None else min(2, os.cpu_count() or 1))
+        self.threads = max(1, threads if threads is not None else cpus.default_threads())
         self._outs = [np.empty(1 << 20, np.uint8) for _ in range(self.threads)]
         self._pool: ThreadPoolExecutor | None = None
 
