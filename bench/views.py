@@ -42,7 +42,7 @@ from numba import njit
 
 from kafka_format.runtime.kernels import fastscan as fs
 from kafka_format.runtime.kernels import lz4 as kernel_lz4
-from kafka_format.runtime.kernels.records import _header_fields, _record_fields
+from kafka_format.runtime.kernels.records import _header_fields, record_fields
 from kafka_format.runtime.read import columnar
 from kafka_format.runtime.read import sections as sections_module
 from kafka_format.runtime.read.columnar import read_table
@@ -162,7 +162,7 @@ def _walk(sections):  # pragma: no cover - numba
     for s in range(sections.shape[0]):
         buf, p, end = sections[s, fs.S_ADDR], sections[s, fs.S_START], sections[s, fs.S_END]
         for _ in range(sections[s, fs.S_COUNT]):
-            f = _record_fields(buf, p, end)
+            f = record_fields(buf, p, end)
             if f[0] != 0:
                 return -1
             q = f[1]

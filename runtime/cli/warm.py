@@ -35,8 +35,9 @@ def register(sub) -> None:
 
 def warm_kernels() -> None:
     """Reach every kernel: a v2 batch, v2 and v1 LZ4 batches (the planning kernels of
-    ``kernels.payloads``, which snappy shares), a bytes and a bytearray source (numba types
-    their buffers apart), and ``dump --jsonl``'s writer."""
+    ``kernels.payloads``, which snappy shares), a v2 gzip batch (``kernels.inflate``, which
+    zstd shares), a bytes and a bytearray source (numba types their buffers apart), and
+    ``dump --jsonl``'s writer."""
     from kafka_format.schemas.legacy_message import build_legacy_message
     from kafka_format.schemas.record import build_records
     from kafka_format.schemas.record_batch import build_record_batch
@@ -56,13 +57,20 @@ def warm_kernels() -> None:
             codec=3,
         )
         + build_legacy_message(offset=2, value=compress(3, inner, magic=1), magic=1, codec=3)
+        # gzip: the C libraries' kernel (kernels.inflate) and its planning
+        + build_record_batch(
+            compressed_payload=compress(1, build_records(records), magic=2),
+            records_count=1,
+            base_offset=3,
+            codec=1,
+        )
     )
     for source in (data, bytearray(data)):
-        if read_table(source, include_headers=True).num_rows != 3:
+        if read_table(source, include_headers=True).num_rows != 4:
             raise RuntimeError("warming the kernels read the wrong number of records")
     with JsonLines() as lines:
         for batch in read_table(data, include_headers=True).to_batches():
-            if b"".join(lines.encode(batch)).count(b"\n") != 3:
+            if b"".join(lines.encode(batch)).count(b"\n") != 4:
                 raise RuntimeError("warming the kernels wrote the wrong number of lines")
 
 

@@ -28,7 +28,9 @@ decode; the Python here only walks block headers. LZ4 frames as Kafka's clients 
 one buffer; python-lz4 takes every other frame, and any frame the block decoder refuses, so
 that its error messages are the ones reported. (The columnar reader decodes snappy, and LZ4
 frames of this kind, in its numba kernels, ``kernel_snappy`` and ``kernel_lz4``; a payload they
-refuse is decoded again here, for this module's error.)
+refuse is decoded again here, for this module's error; gzip, zstd and every other LZ4 frame
+it decodes through their C libraries, ``kernel_inflate``, and a payload they refuse comes here
+likewise.)
 
 ``decompress`` returns ``bytes``. ``decompress_buffer`` is the bulk reader's variant: it may
 return a ``pyarrow.Buffer`` from Arrow's memory pool instead, which saves the copy into

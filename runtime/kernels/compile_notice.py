@@ -27,7 +27,18 @@ NOTICE = (
 )
 
 #: The modules of this package that hold numba kernels.
-KERNEL_MODULES = ("addresses", "crc32", "fastscan", "jsonl", "lz4", "payloads", "records", "snappy")
+KERNEL_MODULES = (
+    "addresses",
+    "crc32",
+    "fastscan",
+    "inflate",
+    "markers",
+    "jsonl",
+    "lz4",
+    "payloads",
+    "records",
+    "snappy",
+)
 
 
 def kernels() -> list[Any]:

@@ -30,7 +30,7 @@ from .crc32 import crc32, crc32c
 from .lz4 import decode_frames, frame_capacity
 from .snappy import decode_snappy, snappy_capacity
 
-__all__ = ["LZ4", "SNAPPY", "decode_payload", "plan_batches", "plan_wrappers"]
+__all__ = ["LZ4", "SNAPPY", "decode_payload", "payload_spans", "plan_batches", "plan_wrappers"]
 
 #: The codec ids (attributes & 7) the kernels decode.
 SNAPPY = layout.COMPRESSION_CODEC_SNAPPY
@@ -57,6 +57,49 @@ def decode_payload(codec, lz4_fn, buf, start, end, dst, capacity, limit):
     return decode_frames(lz4_fn, buf, start, end, dst, capacity)
 
 
+_inline = njit(cache=True, inline="always")
+
+
+@_inline
+def _wrapper_value(buf, pos, end, magic, verify):
+    """The value (the compressed inner messages) of the v0/v1 wrapper entry ``buf + pos:end``
+    as (start, end), once its CRC holds (with ``verify``) and its bounds do; (-1, -1) for a
+    wrapper the Python path must take (it raises the reference's error)."""
+    if verify:
+        stored = be32u(buf, pos + 12)
+        if crc32(buf, pos + 16, end) != stored:
+            return -1, -1
+    p = pos + (26 if magic == 1 else 18)
+    if end - p < 4:
+        return -1, -1
+    key_len = be32(buf, p)
+    p += 4
+    if key_len >= 0:
+        if key_len > end - p:
+            return -1, -1
+        p += key_len
+    if end - p < 4:
+        return -1, -1
+    value_len = be32(buf, p)
+    p += 4
+    if value_len <= 0 or value_len > end - p:
+        return -1, -1
+    return p, p + value_len
+
+
+@_inline
+def _batch_holds(buf, start, end, count, verify, crc32c_fn):
+    """Whether the compressed v2 batch whose records lie at ``buf + start:end`` may be
+    decompressed by a kernel: its CRC-32C holds (with ``verify``) and it has records (a
+    batch of none, or of a negative count, takes the Python path)."""
+    if verify:
+        pos = start - V2_BATCH_HEADER
+        stored = be32u(buf, pos + BATCH_CRC_OFFSET)
+        if crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, end) != stored:
+            return False
+    return count > 0 and start < end
+
+
 @_kernel
 def plan_wrappers(buf, positions, ends, magics, codecs, verify, room, out):
     """For each v0/v1 wrapper entry ``buf + positions[k]:ends[k]`` compressed with
@@ -67,32 +110,14 @@ def plan_wrappers(buf, positions, ends, magics, codecs, verify, room, out):
     checksum, which is not checked."""
     for k in range(positions.shape[0]):
         out[k, 2] = -1
-        pos = positions[k]
-        end = ends[k]
-        if verify:
-            stored = be32u(buf, pos + 12)
-            if crc32(buf, pos + 16, end) != stored:
-                continue
-        p = pos + (26 if magics[k] == 1 else 18)
-        if end - p < 4:
+        start, end = _wrapper_value(buf, positions[k], ends[k], magics[k], verify)
+        if start < 0:
             continue
-        key_len = be32(buf, p)
-        p += 4
-        if key_len >= 0:
-            if key_len > end - p:
-                continue
-            p += key_len
-        if end - p < 4:
-            continue
-        value_len = be32(buf, p)
-        p += 4
-        if value_len <= 0 or value_len > end - p:
-            continue
-        capacity = _capacity(codecs[k], buf, p, p + value_len, magics[k] != 0)
+        capacity = _capacity(codecs[k], buf, start, end, magics[k] != 0)
         if capacity < 0 or capacity >= room:
             continue
-        out[k, 0] = p
-        out[k, 1] = p + value_len
+        out[k, 0] = start
+        out[k, 1] = end
         out[k, 2] = capacity
 
 
@@ -107,17 +132,29 @@ def plan_batches(buf, starts, ends, counts, codecs, verify, room, crc32c_fn, out
         out[k] = -1
         start = starts[k]
         end = ends[k]
-        pos = start - V2_BATCH_HEADER
-        if verify:
-            stored = be32u(buf, pos + BATCH_CRC_OFFSET)
-            if crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, end) != stored:
-                continue
-        if counts[k] <= 0 or start >= end:
+        if not _batch_holds(buf, start, end, counts[k], verify, crc32c_fn):
             continue
         capacity = _capacity(codecs[k], buf, start, end, True)
         if capacity < 0 or capacity >= room:
             continue
         out[k] = capacity
+
+
+@_kernel
+def payload_spans(buf, starts, ends, magics, wrappers, counts, verify, crc32c_fn, out):
+    """The compressed payloads ``kernel_inflate`` decodes: for each v0/v1 wrapper entry
+    (``wrappers[k]``: the entry at ``buf + starts[k]:ends[k]``) or compressed v2 batch (its
+    records at ``buf + starts[k]:ends[k]``), ``out[k]`` = (payload start, payload end) once
+    its CRC and bounds hold, or (-1, -1) for one the Python path must take."""
+    for k in range(starts.shape[0]):
+        if wrappers[k]:
+            out[k, 0], out[k, 1] = _wrapper_value(buf, starts[k], ends[k], magics[k], verify)
+        elif _batch_holds(buf, starts[k], ends[k], counts[k], verify, crc32c_fn):
+            out[k, 0] = starts[k]
+            out[k, 1] = ends[k]
+        else:
+            out[k, 0] = -1
+            out[k, 1] = -1
 
 
 @_kernel

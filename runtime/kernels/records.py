@@ -406,14 +406,14 @@ def decode_sections(
 
 
 @_jit_inline
-def _checked_add(a, b):
+def checked_add(a, b):
     if (b > 0 and a > _I64_MAX - b) or (b < 0 and a < _I64_MIN - b):
         return np.int64(0), False
     return a + b, True
 
 
 @_jit_inline
-def _record_fields(buf, p, end):
+def record_fields(buf, p, end):
     """The fields of the v2 record at ``p``, up to its header count, each checked against the
     record's end as the reference reads them: (status, position, record end, timestamp delta,
     offset delta, key position, key length, value position, value length, header count)."""
@@ -499,7 +499,7 @@ def _timestamp(log_append, base_ts, max_ts, ts_delta):
     if log_append:
         ts = max_ts
     else:
-        ts, ok = _checked_add(base_ts, ts_delta)
+        ts, ok = checked_add(base_ts, ts_delta)
         if not ok:
             return ts, False
     return ts, _MS_MIN <= ts <= _MS_MAX
@@ -554,7 +554,7 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
         if p >= end:
             return E_PREMATURE_EOF, p, read, 0
         err, p, rend, ts_delta, offset_delta, key_pos, key_len, value_pos, value_len, count = (
-            _record_fields(buf, p, end)
+            record_fields(buf, p, end)
         )
         if err:
             return err, record_pos, rend, ts_delta
@@ -582,7 +582,7 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
                 hvalid[nh] = 0
             hoff[1, nh + 1] = hvb
             nh += 1
-        offset, ok = _checked_add(base, offset_delta)
+        offset, ok = checked_add(base, offset_delta)
         if bad_status == E_OK:
             if p != rend:
                 length, body, _e = _varint(buf, record_pos, end)
@@ -771,7 +771,7 @@ def _decode_inner(buf, start, end, sec, out, cur, vout, least):
         for r in range(row0, cur[0]):
             inner = rec_i64[0, r]
             if span <= np.uint64(_I64_MAX):
-                offset, ok = _checked_add(np.int64(span), inner)
+                offset, ok = checked_add(np.int64(span), inner)
             elif inner < 0:
                 rest = span - (np.uint64(-(inner + 1)) + np.uint64(1))
                 offset, ok = np.int64(rest), rest <= np.uint64(_I64_MAX)

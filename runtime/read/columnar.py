@@ -21,8 +21,11 @@ the route is different:
    snappy or LZ4 as Kafka's clients write them never reach Python: ``kernel_payloads`` checks
    their CRCs and plans their payloads in one call, and the decoder decompresses each
    (``kernel_snappy``, ``kernel_lz4``) into a scratch buffer that stays in the cache while its
-   records are read. Two workers, two chunks decoded ahead: decompression and decoding of
-   successive chunks overlap on two cores.
+   records are read. gzip, zstd and the other LZ4 frames (content size, checksums, linked
+   blocks) never reach Python either: ``kernel_inflate`` decodes a chunk's payloads with their
+   C libraries (libdeflate, libzstd, LZ4F) in one call, before the decoder reads them. A worker
+   a CPU (``cpus.default_threads``), as many chunks decoded ahead: decompression and decoding
+   of successive chunks overlap.
 4. The generator takes chunk results in file order: rows become record batches of at most
    ``batch_rows`` rows; a damaged batch raises (``errors="strict"``), after the rows of the
    batches before it, or is reported (``"skip"``, ``"salvage"``), in the reference's order.
@@ -70,12 +73,15 @@ from ..model import Batch, ControlType, Record, Report, TimestampsOutOfRange, Tr
 from ..progress import Progress
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
 from .committed import CommittedFilter as _CommittedFilter
+from .plan import NOT_A_MARKER as _NOT_A_MARKER
 
 # Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
 from .plan import Options as _Options
 from .plan import crc_fails as _crc_fails
 from .plan import decompress_error as _decompress_error
 from .plan import groups as _groups
+from .plan import marker_types as _marker_types
+from .plan import plan_inflated as _plan_inflated
 from .plan import plan_packed as _plan_packed
 from .plan import prepare_v2 as _prepare_v2
 from .plan import prepare_wrapper as _prepare_wrapper
@@ -121,6 +127,7 @@ _TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
 _CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
 #: A v2 batch's codec bits: non-zero when its records were decompressed before decoding.
 _CODEC_BITS = layout.V2_ATTR_COMPRESSION_MASK
+_ABORT = layout.CONTROL_RECORD_TYPE_ABORT
 _FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
@@ -515,7 +522,11 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
     chunk.kind = kind
     keep = np.ones(len(t), bool)
     chunk.keep = keep
-    odd = np.flatnonzero(kind == _REFERENCE).tolist()
+    # Transaction markers in Kafka's own form need no decoding: the kernel checks them
+    # (kernels.markers); any other control batch, or a damaged one, takes the reference.
+    control = (magic == 2) & header_ok & ((attributes & _CONTROL_BIT) != 0)
+    marker = _marker_types(chunk.buf, t, control, opts)
+    odd = np.flatnonzero((kind == _REFERENCE) & (marker == _NOT_A_MARKER)).tolist()
     if committed is None and not odd:
         return
     batches: dict[int, Batch] = {}
@@ -567,9 +578,9 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
             int(t[i, fs.F_PID]),
             base,
             base + int(t[i, fs.F_LAST_DELTA]),
-            False,
+            bool(attr & _CONTROL_BIT),  # a data batch, or a marker the kernel checked
             bool(attr & _TRANSACTIONAL_BIT),
-            False,
+            marker[i] == _ABORT,
         )
 
 
@@ -649,7 +660,10 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     )
     if opts.verify_crc:
         python |= _crc_fails(sections, kinds, address)
-    python &= ~_plan_packed(sections, kinds, t[wanted, fs.F_ATTR], address, opts)
+    attributes = t[wanted, fs.F_ATTR]
+    kernel = _plan_packed(sections, kinds, attributes, address, opts)
+    kernel |= _plan_inflated(sections, kinds, attributes, address, opts, holders, kernel)
+    python &= ~kernel
     todo = np.flatnonzero(python)
     for k in todo.tolist():
         sec = sections[k]

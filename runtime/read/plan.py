@@ -5,6 +5,10 @@ compressed v2 batch's CRC and count checks and its payload decompressed by Pytho
 the size its trailer states (``decompress_into``), else by ``codecs.decompress_buffer``; or,
 for snappy and LZ4 as Kafka's clients write them, their CRCs checked and payloads planned by
 ``kernels.payloads`` so that the record decoder decompresses them itself (``plan_packed``);
+gzip, zstd and the other LZ4 frames decompressed by their C libraries in one kernel call per
+chunk (``plan_inflated``, ``kernels.inflate``), so that no batch takes a Python step unless
+it is damaged, unusual or a library is missing;
+transaction markers checked by a kernel, not decoded (``marker_types``);
 the words of a payload the kernel could not decompress (``decompress_error``), and the runs
 of sections one decoder call takes.
 
@@ -14,7 +18,9 @@ replace them.
 
 from __future__ import annotations
 
+import mmap
 import struct
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -31,7 +37,9 @@ from ..format.crc import BATCH_CRC_START
 from ..format.sizes import max_record_count
 from ..kernels import crc32 as kernel_crc
 from ..kernels import fastscan as fs
+from ..kernels import inflate as kernel_inflate
 from ..kernels import lz4 as kernel_lz4
+from ..kernels import markers as kernel_markers
 from ..kernels import payloads as kernel_payloads
 from ..model import Report
 from ..progress import Progress
@@ -164,6 +172,143 @@ def plan_packed(
         _point_at_scratch(sections, chosen, codecs, starts[ok], ends[ok], capacity[ok])
         taken[chosen] = True
     return taken
+
+
+#: An inflate arena's first size, per byte of the payloads it is for (a JSON record set
+#: compresses 2-10 times; an arena too small for a payload is followed by one twice its size).
+_ARENA_PER_BYTE = 4
+_ARENA_MIN = 64 * 1024
+#: The most one payload may decompress to here: Kafka's batches are a MiB or so (its
+#: ``message.max.bytes``); a larger one (or a bomb) takes the Python path, which streams it
+#: within ``max_bytes`` and so never holds a failed try's output beside its own.
+_ARENA_MAX = 8 * 1024 * 1024
+
+
+def plan_inflated(
+    sections: np.ndarray,
+    kinds: np.ndarray,
+    attributes: np.ndarray,
+    address: int,
+    opts: Options,
+    holders: list,
+    taken: np.ndarray,
+) -> np.ndarray:
+    """The gzip, zstd and LZ4 wrappers and v2 batches that ``plan_packed`` did not take
+    (``taken``), decompressed by their C libraries in one kernel call per arena
+    (``kernel_inflate``): their CRCs checked, their payloads decoded into arenas kept in
+    ``holders``, their sections pointed there. True where a section was; the others take
+    ``prepare_wrapper`` or ``prepare_v2``, which raise the reference's errors."""
+    codecs = attributes & _CODEC_MASK
+    wrappers = kinds == _WRAPPER
+    magics = sections[:, fs.S_MAGIC]
+    wanted = ((kinds == _COMPRESSED) | wrappers) & ~taken
+    wanted &= (
+        ((codecs == kernel_inflate.GZIP) & kernel_inflate.available(kernel_inflate.GZIP))
+        | (
+            (codecs == kernel_inflate.ZSTD)
+            & ~wrappers
+            & kernel_inflate.available(kernel_inflate.ZSTD)
+        )
+        # Magic 0 frames carry Kafka 0.8's header checksum, which python-lz4 is told about.
+        | (
+            (codecs == kernel_inflate.LZ4)
+            & (magics != 0)
+            & kernel_inflate.available(kernel_inflate.LZ4)
+        )
+    )
+    chosen = np.flatnonzero(wanted)
+    done = np.zeros(len(kinds), bool)
+    if not len(chosen):
+        return done
+    spans = np.empty((len(chosen), 2), np.int64)
+    kernel_payloads.payload_spans(
+        address,
+        np.ascontiguousarray(sections[chosen, fs.S_START]),
+        np.ascontiguousarray(sections[chosen, fs.S_END]),
+        np.ascontiguousarray(magics[chosen]),
+        wrappers[chosen],
+        np.ascontiguousarray(sections[chosen, fs.S_COUNT]),
+        bool(opts.verify_crc),
+        kernel_crc.CRC32C_FUNCTION,
+        spans,
+    )
+    held = spans[:, 1] - spans[:, 0]
+    most = min(opts.max_bytes, _ARENA_MAX)
+    size = min(max(_ARENA_PER_BYTE * int(held[spans[:, 0] >= 0].sum()), _ARENA_MIN), most)
+    out = np.empty((len(chosen), 3), np.int64)
+    their_codecs = np.ascontiguousarray(codecs[chosen])
+    k = 0
+    first = True
+    while k < len(chosen):
+        # The first arena from Arrow's pool, whose pages the last chunk left warm; the rest
+        # (payloads larger than the room left) mapped anew, so that one no payload went into
+        # (a bomb's tries) is given back at once, not kept by the pool beside the Python
+        # path's own output.
+        arena = pa.allocate_buffer(max(size, 1)) if first else mmap.mmap(-1, size)
+        first = False
+        into = np.frombuffer(arena, np.uint8)
+        k, used = kernel_inflate.inflate(
+            kernel_inflate.FUNCTIONS, _contexts(), address, spans, their_codecs, into, k, most, out
+        )
+        del into
+        if used:
+            holders.append(arena)
+        elif isinstance(arena, mmap.mmap):
+            arena.close()
+        size = min(2 * size, most)
+    sizes = out[:, 2] - out[:, 1]
+    ok = out[:, 1] >= 0
+    # A v2 count its payload cannot hold: the Python path raises the reference's error.
+    ok &= wrappers[chosen] | (sections[chosen, fs.S_COUNT] <= max_record_count(sizes))
+    picked = chosen[ok]
+    sections[picked, fs.S_ADDR] = out[ok, 0]
+    sections[picked, fs.S_START] = out[ok, 1]
+    sections[picked, fs.S_END] = out[ok, 2]
+    inner = picked[wrappers[picked]]
+    sections[inner, fs.S_COUNT] = (
+        sections[inner, fs.S_END] - sections[inner, fs.S_START]
+    ) // _MIN_INNER_ENTRY + 1
+    done[picked] = True
+    return done
+
+
+_thread = threading.local()
+
+
+def _contexts() -> np.ndarray:
+    """The calling thread's decompression contexts (``kernel_inflate.Contexts``), kept for
+    its later chunks and freed with the thread."""
+    held = getattr(_thread, "contexts", None)
+    if held is None:
+        held = _thread.contexts = kernel_inflate.Contexts()
+    return held.slots
+
+
+#: What ``marker_types`` says of a frame that is no transaction marker the kernel checked.
+NOT_A_MARKER = kernel_markers.NOT_A_MARKER
+
+
+def marker_types(
+    buf: np.ndarray, table: np.ndarray, control: np.ndarray, opts: Options
+) -> np.ndarray:
+    """Per frame of ``table`` (``control``: those that are control batches), the control type
+    of a transaction marker in Kafka's own form, checked by the kernel (``kernel_markers``),
+    so that it needs no decoding; NOT_A_MARKER for every other frame, which takes the
+    reference decoder if it is a control batch."""
+    marker = np.full(len(control), NOT_A_MARKER, np.int64)
+    chosen = np.flatnonzero(control)
+    if len(chosen):
+        found = np.empty(len(chosen), np.int64)
+        kernel_markers.check_markers(
+            buf.ctypes.data,
+            np.ascontiguousarray(table[chosen, fs.F_POS]),
+            np.ascontiguousarray(table[chosen, fs.F_SIZE]),
+            bool(opts.verify_crc),
+            kernel_crc.CRC32C_FUNCTION,
+            found,
+        )
+        marker[chosen] = found
+    return marker
 
 
 def crc_fails(sections: np.ndarray, kinds: np.ndarray, address: int) -> np.ndarray:

@@ -517,6 +517,7 @@ def test_uncompressed_v2_batches_with_good_crcs_never_take_the_python_path(monke
 
 
 def test_without_the_lz4_function_lz4_sections_take_the_python_path(monkeypatch):
+    from kafka_format.runtime.kernels import inflate as kernel_inflate
     from kafka_format.runtime.kernels import lz4 as kernel_lz4
 
     lz4_data = _wrapper([b"w%d" % i * 20 for i in range(300)], 1, _kafka_lz4(1)) + _batch(
@@ -526,6 +527,9 @@ def test_without_the_lz4_function_lz4_sections_take_the_python_path(monkeypatch)
         [b"t%d" % i * 20 for i in range(300)], _snappy(False), codec=2
     )
     monkeypatch.setattr(kernel_lz4, "LZ4_DECOMPRESS", 0)
+    without_lz4f = kernel_inflate.FUNCTIONS.copy()
+    without_lz4f[kernel_inflate.LZ4F_CREATE : kernel_inflate.LZ4F_FREE + 1] = 0
+    monkeypatch.setattr(kernel_inflate, "FUNCTIONS", without_lz4f)
     calls = []
     for name in ("_prepare_wrapper", "_prepare_v2"):
         prepare = getattr(columnar, name)

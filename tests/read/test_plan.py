@@ -4,8 +4,10 @@ The fast path must give exactly what ``codecs.decompress_buffer`` (the Python pa
 gives, and nothing where that raises: it answers None and the caller takes the
 Python path, whose error is the reported one. Oracle: ``decompress_buffer`` and the reference
 reader (``columnar_reference``), on payloads of every framing (gzip members with and without
-names, header CRC, several members; zstd frames of every kind, which the fast path declines:
-zstd keeps the Python path), intact and damaged.
+names, header CRC, several members; zstd frames of every kind, which it declines), intact and
+damaged. Where libdeflate and libzstd are found, ``kernels.inflate`` takes these payloads
+before either path (``tests/kernels/test_kernel_inflate.py``); the reader's tests here run
+with and without it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import gzip
 import struct
 import zlib
 
+import numpy as np
 import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +24,7 @@ from hypothesis import strategies as st
 
 import kafka_format as kf
 from kafka_format.runtime.format.codecs import decompress_buffer
+from kafka_format.runtime.kernels import inflate as kernel_inflate
 from kafka_format.runtime.read import columnar, plan
 from kafka_format.runtime.read.columnar_reference import reference_read_table
 from kafka_format.schemas.legacy_message import build_legacy_message
@@ -209,9 +213,12 @@ SETS = {
 
 
 @pytest.mark.parametrize("kind", SETS)
-def test_the_reader_takes_the_fast_path_and_reads_as_the_reference(monkeypatch, kind):
+@pytest.mark.parametrize("kernel", [True, False], ids=["inflate kernel", "without it"])
+def test_the_reader_takes_the_fast_path_and_reads_as_the_reference(monkeypatch, kind, kernel):
     values = [b"value %d " % i * (1 + i % 7) for i in range(400)]
     data = SETS[kind](values) * 3
+    if not kernel:  # as where no package or system ships libdeflate and libzstd
+        monkeypatch.setattr(kernel_inflate, "FUNCTIONS", np.zeros_like(kernel_inflate.FUNCTIONS))
     taken = []
     into = plan.decompress_into
 
@@ -225,7 +232,8 @@ def test_the_reader_takes_the_fast_path_and_reads_as_the_reference(monkeypatch, 
     want, _ = _outcome(reference_read_table, data, batch_rows=1)
     assert error is None and table.equals(want)
     assert table["value"].to_pylist() == values * 3
-    assert taken == ["gzip" in kind] * 3
+    # The kernel decodes every payload in one call a chunk: no Python step per batch.
+    assert taken == ([] if kernel else ["gzip" in kind] * 3)
 
 
 @pytest.mark.parametrize("kind", SETS)
