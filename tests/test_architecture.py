@@ -22,7 +22,7 @@ RUNTIME = ROOT / "runtime"
 
 #: Rank of each subpackage: a module may import only from ranks at or below its own.
 RANK = {
-    "": 0,  # errors, model, progress: what every layer speaks
+    "": 0,  # errors, model, progress, cpus: what every layer speaks
     "format": 1,
     "files": 2,
     "kernels": 2,

@@ -36,7 +36,7 @@ def register(sub) -> None:
 def warm_kernels() -> None:
     """Reach every kernel: a v2 batch, v2 and v1 LZ4 batches (the planning kernels of
     ``kernels.payloads``, which snappy shares), a v2 gzip batch (``kernels.inflate``, which
-    zstd shares), a bytes and a bytearray source (numba types their buffers apart), and
+    zstd shares), a transaction marker (``kernels.markers``), a bytes and a bytearray source (numba types their buffers apart), and
     ``dump --jsonl``'s writer."""
     from kafka_format.schemas.legacy_message import build_legacy_message
     from kafka_format.schemas.record import build_records
@@ -63,6 +63,15 @@ def warm_kernels() -> None:
             records_count=1,
             base_offset=3,
             codec=1,
+        )
+        # a transaction marker (kernels.markers)
+        + build_record_batch(
+            [{"key": b"\0\0\0\1", "value": b"\0\0\0\0\0\0"}],
+            base_offset=4,
+            producer_id=1,
+            producer_epoch=0,
+            is_transactional=True,
+            is_control=True,
         )
     )
     for source in (data, bytearray(data)):

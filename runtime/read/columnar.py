@@ -50,7 +50,7 @@ import mmap
 import os
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +71,9 @@ from ..format.sizes import max_record_count
 from ..kernels import fastscan as fs
 from ..model import Batch, ControlType, Record, Report, TimestampsOutOfRange, TruncatedTail
 from ..progress import Progress
+from .ahead import Done as _Done
+from .ahead import Pipeline as _Pipeline
+from .ahead import files_ahead, small_file
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
 from .committed import CommittedFilter as _CommittedFilter
 from .plan import NOT_A_MARKER as _NOT_A_MARKER
@@ -93,7 +96,7 @@ from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
-from .transactions import AbortedTransactions, collect_aborted
+from .transactions import AbortedTransactions, TxnEvent, collect_aborted_events, table_events
 from .views import adopt, ensure_views, view_schema
 
 __all__ = [
@@ -199,9 +202,19 @@ def iter_arrow_batches(
         committed = _CommittedFilter(_collect_aborted(source, opts, name))
     workers = threads if threads is not None else cpus.default_threads()
     with _Pipeline(max(1, workers)) as pipeline:
+
+        def read(o: _Options, w: Window) -> Iterator[pa.RecordBatch]:
+            return _log_batches(w.log, o, committed, pipeline, w)
+
+        # Small files read whole by the workers, ahead (ahead.py): not under read_committed,
+        # whose walk carries a partition's state from file to file.
+        small = small_file if committed is None and pipeline.workers > 1 else _never
+        each = windows(resolve(source, name=name), rng, from_start=committed is not None)
         ranged = (
-            clip_rows(_log_batches(w.log, opts, committed, pipeline, w), w)
-            for w in windows(resolve(source, name=name), rng, from_start=committed is not None)
+            clip_rows(batches, w)
+            for w, batches in files_ahead(
+                each, read, _read_alone, small, pipeline.submit, pipeline.depth, opts
+            )
         )
         rows = limit_rows((b for part in ranged for b in part), rng and rng.max_records)
         yield from map(ensure_views, rows) if binary_view else rows
@@ -238,6 +251,15 @@ def _located(batch: pa.RecordBatch, name: str, positions: np.ndarray) -> pa.Reco
 
 
 # --- plumbing ---------------------------------------------------------------------------------
+
+
+def _read_alone(opts: _Options, window: Window) -> Iterator[pa.RecordBatch]:
+    """A file read in the calling thread alone (a worker reading it ahead)."""
+    return _log_batches(window.log, opts, None, _Pipeline(1), window)
+
+
+def _never(window: Window) -> None:
+    return None
 
 
 @dataclass(slots=True)
@@ -290,45 +312,6 @@ def _open_input(log: LogInput) -> Iterator[_Input]:
             with contextlib.suppress(BufferError):
                 view.release()
                 mapped.close()
-
-
-class _Done(Future):
-    """A future that is already done (work run in the calling thread)."""
-
-    def __init__(self, fn, *args) -> None:
-        super().__init__()
-        try:
-            self.set_result(fn(*args))
-        except BaseException as exc:
-            self.set_exception(exc)
-
-
-class _Pipeline:
-    """Runs chunk decoding ahead in worker threads; starts them only for multi-chunk inputs."""
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.pool: ThreadPoolExecutor | None = None
-
-    def __enter__(self) -> _Pipeline:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-    @property
-    def depth(self) -> int:
-        # Chunks decoded ahead of the one being emitted: one a worker keeps both busy; one
-        # more held ~20 MiB of Arrow buffers more and was no faster (bench/results.md, memory).
-        return self.workers
-
-    def submit(self, fn, *args) -> Future:
-        if self.workers <= 1:
-            return _Done(fn, *args)
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="kafka-format")
-        return self.pool.submit(fn, *args)
 
 
 @dataclass(slots=True)
@@ -591,10 +574,10 @@ def _has_abort_marker(batch: Batch) -> bool:
 
 
 def _collect_aborted(source: Source, opts: _Options, name: str | None) -> AbortedTransactions:
-    """The reference's first read_committed pass: markers and open transactions, decoded
-    only for transactional batches (the others cannot matter)."""
+    """The reference's first read_committed pass: markers and open transactions, from the
+    transactional batches only (the others cannot matter)."""
 
-    def transactional_batches() -> Iterator[Batch]:
+    def transactional_events() -> Iterator[TxnEvent]:
         for log in resolve(source, name=name):
             with _open_input(log) as inp:
                 chunks = (
@@ -609,30 +592,20 @@ def _collect_aborted(source: Source, opts: _Options, name: str | None) -> Aborte
                         break
                     yield from _transactional(item, opts)
 
-    return collect_aborted(transactional_batches(), source)
+    return collect_aborted_events(transactional_events(), source)
 
 
-def _transactional(chunk: _Chunk, opts: _Options) -> Iterator[Batch]:
-    t = chunk.table
-    attributes = t[:, fs.F_ATTR]
-    wanted = (
-        (t[:, fs.F_MAGIC] == 2)
-        & (t[:, fs.F_HEADER_OK] == 1)
-        & (t[:, fs.F_PID] >= 0)
-        & ((attributes & _TRANSACTIONAL_BIT) != 0)
+def _transactional(chunk: _Chunk, opts: _Options) -> Iterator[TxnEvent]:
+    return table_events(
+        chunk.table,
+        chunk.buf,
+        chunk.view,
+        chunk.shift,
+        chunk.name,
+        chunk.topic,
+        chunk.partition,
+        opts,
     )
-    for i in np.flatnonzero(wanted).tolist():
-        pos, size, base = int(t[i, fs.F_POS]), int(t[i, fs.F_SIZE]), int(t[i, fs.F_BASE])
-        frame = Frame(pos + chunk.shift, base, 2, chunk.view[pos : pos + size])
-        control = bool(attributes[i] & _CONTROL_BIT)
-        try:
-            batch = read_batch(
-                frame, ReadOptions(opts.verify_crc, control, opts.max_bytes), file=chunk.name
-            )
-        except KafkaFormatError as exc:
-            batch = damaged_batch(frame, chunk.name, exc)
-        batch.topic, batch.partition = chunk.topic, chunk.partition
-        yield batch
 
 
 # --- decoding (worker threads) ----------------------------------------------------------------

@@ -311,6 +311,30 @@ def marker_types(
     return marker
 
 
+def crc_holds(buf: np.ndarray, table: np.ndarray, wanted: np.ndarray, opts: Options) -> np.ndarray:
+    """Per frame of ``table``, True where it is one of the v2 batches ``wanted`` (their headers
+    whole) whose CRC-32C holds, by the kernel in one call, or is not checked (``verify_crc``
+    off)."""
+    holds = np.zeros(len(wanted), bool)
+    chosen = np.flatnonzero(wanted)
+    if not len(chosen):
+        return holds
+    if not opts.verify_crc:
+        holds[chosen] = True
+        return holds
+    positions = table[chosen, fs.F_POS]
+    found = np.empty(len(chosen), np.bool_)
+    kernel_payloads.check_batches(
+        buf.ctypes.data,
+        np.ascontiguousarray(positions + _V2_HEADER),
+        np.ascontiguousarray(positions + table[chosen, fs.F_SIZE]),
+        kernel_crc.CRC32C_FUNCTION,
+        found,
+    )
+    holds[chosen] = found
+    return holds
+
+
 def crc_fails(sections: np.ndarray, kinds: np.ndarray, address: int) -> np.ndarray:
     """True where an uncompressed v2 batch's CRC-32C does not hold, checked by the kernel in
     one call for the chunk (``kernel_payloads.check_batches``): only those take

@@ -23,13 +23,22 @@ from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import KafkaFormatError
 from ..files.names import FileKind, segment_file_name
 from ..files.txnindex import TransactionIndex
+from ..format import layout
 from ..format.batches import ReadOptions, read_batch, read_header
-from ..format.framing import iter_frames
+from ..format.framing import Frame, iter_frames
+from ..kernels import fastscan as fs
 from ..model import Batch, ControlType, Record
+from .plan import NOT_A_MARKER, Options, crc_holds, marker_types
 from .sources import LogInput, Source, partition_inputs, resolve
+
+_TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
+_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
+_ABORT = layout.CONTROL_RECORD_TYPE_ABORT
 
 Partition = tuple[str | None, int | None]
 
@@ -98,28 +107,106 @@ def _has_abort_marker(batch: Batch) -> bool:
     )
 
 
+@dataclass(slots=True, frozen=True)
+class TxnEvent:
+    """What the aborted-transactions walk needs of a transactional batch: whose it is, where
+    it starts, whether it is a marker (and an ABORT one), whether it is intact (a damaged data
+    batch opens no transaction; a damaged marker ends one, aborting nothing)."""
+
+    partition: Partition
+    producer_id: int
+    base_offset: int
+    is_control: bool
+    intact: bool
+    abort: bool
+
+    @classmethod
+    def of(cls, batch: Batch) -> TxnEvent:
+        return cls(
+            (batch.topic, batch.partition),
+            batch.producer_id,
+            batch.base_offset,
+            batch.is_control,
+            batch.error is None,
+            _has_abort_marker(batch),
+        )
+
+
 def collect_aborted(batches: Iterable[Batch], source: Source | None = None) -> AbortedTransactions:
     """Aborted and open transactions from the markers in ``batches`` (control batches must be
     decoded) and from the ``.txnindex`` files beside the segments of ``source``."""
+    return collect_aborted_events(
+        (TxnEvent.of(b) for b in batches if b.producer_id >= 0 and b.is_transactional), source
+    )
+
+
+def collect_aborted_events(
+    events: Iterable[TxnEvent], source: Source | None = None
+) -> AbortedTransactions:
+    """``collect_aborted`` over the transactional batches' events, in log order: the columnar
+    reader makes them from its kernels' checks, without decoding a healthy batch."""
     result = AbortedTransactions()
     current: dict[Partition, dict[int, int]] = {}
-    for batch in batches:
-        if batch.producer_id < 0 or not batch.is_transactional:
-            continue
-        tp = (batch.topic, batch.partition)
-        ongoing = current.setdefault(tp, {})
-        if batch.is_control:
-            first = ongoing.pop(batch.producer_id, None)
-            if first is not None and _has_abort_marker(batch):
-                result.add(tp, batch.producer_id, first)
-        elif batch.error is None:
-            ongoing.setdefault(batch.producer_id, batch.base_offset)
+    for event in events:
+        ongoing = current.setdefault(event.partition, {})
+        if event.is_control:
+            first = ongoing.pop(event.producer_id, None)
+            if first is not None and event.abort:
+                result.add(event.partition, event.producer_id, first)
+        elif event.intact:
+            ongoing.setdefault(event.producer_id, event.base_offset)
     result.open = {tp: dict(txns) for tp, txns in current.items() if txns}
     if isinstance(source, str | PathLike):
         _add_txn_indexes(result, source)
         if result.open:
             _read_ahead(result, source)
     return result
+
+
+def table_events(
+    table: np.ndarray,
+    buf: np.ndarray,
+    view: memoryview,
+    shift: int,
+    name: str | None,
+    topic: str | None,
+    partition: int | None,
+    opts: Options,
+) -> Iterator[TxnEvent]:
+    """The transactional batches of a frame table (``fastscan.scan_frames``' over ``buf``;
+    ``shift``: where ``buf`` starts in the file) as the walk needs them: intact data batches
+    (their CRC checked by a kernel) and markers in Kafka's form (``plan.marker_types``)
+    without decoding; any other, damaged or unusual, through the reference decoder."""
+    attributes = table[:, fs.F_ATTR]
+    wanted = (
+        (table[:, fs.F_MAGIC] == 2)
+        & (table[:, fs.F_HEADER_OK] == 1)
+        & (table[:, fs.F_PID] >= 0)
+        & ((attributes & _TRANSACTIONAL_BIT) != 0)
+    )
+    control = (attributes & _CONTROL_BIT) != 0
+    marker = marker_types(buf, table, wanted & control, opts)
+    intact = crc_holds(buf, table, wanted & ~control, opts)
+    tp = (topic, partition)
+    for i in np.flatnonzero(wanted).tolist():
+        pid, base = int(table[i, fs.F_PID]), int(table[i, fs.F_BASE])
+        if marker[i] != NOT_A_MARKER:
+            yield TxnEvent(tp, pid, base, True, True, marker[i] == _ABORT)
+            continue
+        if intact[i]:
+            yield TxnEvent(tp, pid, base, False, True, False)
+            continue
+        pos, size = int(table[i, fs.F_POS]), int(table[i, fs.F_SIZE])
+        frame = Frame(pos + shift, base, 2, view[pos : pos + size])
+        try:
+            options = ReadOptions(opts.verify_crc, bool(control[i]), opts.max_bytes)
+            batch = read_batch(frame, options, file=name)
+        except KafkaFormatError:
+            # Damaged: opens no transaction; a damaged marker ends one, aborting nothing.
+            yield TxnEvent(tp, pid, base, bool(control[i]), False, False)
+            continue
+        batch.topic, batch.partition = tp
+        yield TxnEvent.of(batch)
 
 
 def _read_ahead(result: AbortedTransactions, source: Source) -> None:

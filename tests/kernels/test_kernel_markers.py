@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import kafka_format as kf
 from kafka_format.runtime.kernels import crc32 as kernel_crc
 from kafka_format.runtime.kernels import markers as kernel_markers
-from kafka_format.runtime.read import columnar
+from kafka_format.runtime.read import columnar, transactions
 from kafka_format.runtime.read.columnar_reference import reference_read_table
 from kafka_format.schemas.record_batch import build_record_batch
 
@@ -146,20 +146,22 @@ def _same(source: bytes, **options):
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
 def test_healthy_markers_never_reach_the_reference_decoder(monkeypatch, isolation):
     decoded = []
-    read_batch = columnar.read_batch
-    monkeypatch.setattr(
-        columnar, "read_batch", lambda *a, **k: decoded.append(a[0].position) or read_batch(*a, **k)
-    )
+    for module in (columnar, transactions):
+        read_batch = module.read_batch
+        monkeypatch.setattr(
+            module,
+            "read_batch",
+            lambda *a, f=read_batch, **k: decoded.append(a[0].position) or f(*a, **k),
+        )
     table, error, _ = _same(_log(), isolation=isolation)
     assert error is None
     expected = [b"a", b"b", b"plain", b"c", b"d", b"e"]
     if isolation == "read_committed":
         expected.remove(b"c")  # aborted
     assert table["value"].to_pylist() == expected
-    # read_committed's first pass still decodes each transactional batch for its markers;
-    # the second, the one sorting frames, decodes none.
-    if isolation == "read_uncommitted":
-        assert decoded == []
+    # Neither read_committed's first pass (the markers, the transactions' first offsets)
+    # nor the read itself decodes a healthy batch with the generated parsers.
+    assert decoded == []
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
