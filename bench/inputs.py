@@ -151,3 +151,84 @@ def write_segment(path: Path, size: int, per_batch: int = 1000) -> int:
             written += len(block)
             records += group * per_batch
     return records
+
+
+# --- small batches by client (bench/small.py) -------------------------------------------------
+
+#: How librdkafka frames each codec's payload (it writes gzip as everyone does).
+LIBRDKAFKA_CODECS = (2, 3, 4)
+
+
+def v2_records(n: int) -> list[dict]:
+    """The records of :func:`v2_batch`'s batches: a short key, a 100-byte value, one header."""
+    vals = values(n)
+    return [
+        {
+            "key": b"key-%06d" % i,
+            "value": vals[i],
+            "headers": [("trace-id", b"%016x" % i)],
+            "offset_delta": i,
+            "timestamp_delta": i,
+        }
+        for i in range(n)
+    ]
+
+
+def librdkafka_compress(codec: int, data: bytes) -> bytes:
+    """A v2 records payload framed as librdkafka frames it: snappy as one raw block (no
+    xerial framing), LZ4 as a frame of independent blocks with the content size, zstd as a
+    frame with the content size (level 3)."""
+    import lz4.frame
+    import zstandard
+
+    if codec == 2:
+        return compress(2, data, xerial=False)
+    if codec == 3:
+        return lz4.frame.compress(data, block_linked=False, store_size=True, content_checksum=False)
+    if codec == 4:
+        return zstandard.ZstdCompressor(level=3).compress(data)
+    raise ValueError(f"librdkafka framing: no codec {codec}")
+
+
+def librdkafka_batch(codec: int, n: int) -> tuple[bytes, bytes]:
+    """:func:`v2_batch`'s batch of ``n`` records with its payload framed as librdkafka's."""
+    payload = librdkafka_compress(codec, build_records(v2_records(n)))
+    batch = build_record_batch(
+        compressed_payload=payload,
+        records_count=n,
+        codec=codec,
+        base_timestamp=TS0,
+        max_timestamp=TS0 + n - 1,
+    )
+    return batch, payload
+
+
+def kafka_python_batch(codec: int, n: int) -> tuple[bytes, bytes | None, int]:
+    """The same ``n`` records built by kafka-python's own v2 batch builder with ``codec``:
+    the batch, its payload (None when uncompressed) and the codec it holds, which is 0 where
+    kafka-python found the compressed payload no smaller and wrote the records uncompressed."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=codec,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 30,
+    )
+    for r in v2_records(n):
+        i = r["offset_delta"]
+        builder.append(i, TS0 + i, r["key"], r["value"], r["headers"])
+    batch = bytes(builder.build())
+    written = batch[22] & 0x07  # attributes (int16 at byte 21): the codec bits
+    return batch, (batch[61:] if written else None), written
+
+
+def repeat_batch(one: bytes, copies: int, step: int, first: int = 0) -> bytes:
+    """``copies`` of the frame ``one`` with the offset field rising by ``step`` from ``first``
+    (a v2 base offset, or a v0/v1 wrapper's last inner offset): outside the CRC, so every
+    copy stays valid."""
+    rest = one[8:]
+    return b"".join(_OFFSET.pack(first + k * step) + rest for k in range(copies))

@@ -11,6 +11,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --only memory   # the floor, a 2 GiB segment, bombs
     .venv/bin/python bench/run.py --only spark-cold   # a cold Spark executor's first task
     .venv/bin/python bench/run.py --only compressed   # compressed, one thread, with a profile
+    .venv/bin/python bench/run.py --only small    # small batches: per-batch cost by framing
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -41,6 +42,7 @@ import inputs  # noqa: E402
 import memory  # noqa: E402
 import parquet  # noqa: E402
 import readers  # noqa: E402
+import small  # noqa: E402
 import spark  # noqa: E402
 import views  # noqa: E402
 
@@ -497,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl", "parquet", "views", "memory", "spark-cold", "compressed"],
+        choices=["dump-jsonl", "parquet", "views", "memory", "spark-cold", "compressed", "small"],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -538,6 +540,10 @@ def main(argv: list[str] | None = None) -> int:
         log("compressed, one thread")
         section = compressed.render(compressed.run(args.records, args.repeat, log), machine)
         return _only(args, compressed.HEADING, section)
+    if args.only == "small":
+        log("small batches, one thread")
+        section = small.render(small.run(log, quick=args.quick), machine)
+        return _only(args, small.HEADING, section)
     if args.only == "parquet":
         section = parquet.render(
             parquet.run(Path(tempfile.gettempdir()), quick=args.quick), machine
@@ -565,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     dump_jsonl = dump_jsonl_case(args.quick, args.repeat, log)
     log("uncompressed v2 against memcpy, copying and binary_view")
     views_section = views.render(views.run(args.records, args.repeat), machine)
+    log("small batches, one thread")
+    small_section = small.render(small.run(log, quick=args.quick), machine_line())
     memory_section = None
     if not args.no_segment:
         log(f"memory: a {segment} GiB segment, bombs")
@@ -595,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
     text += "\n" + parquet.render(parquet_rows, machine)
     text += "\n" + views_section
+    text += "\n" + small_section
     for extra in (memory_section, cold_section):
         if extra is not None:
             text += "\n" + extra

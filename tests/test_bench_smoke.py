@@ -106,3 +106,51 @@ def test_quick_spark_comparison(tmp_path, spark):
     assert "(target >= 20×)" in table
     for pipeline in pipelines:
         assert f"| {pipeline} |" in table
+
+
+def test_small_batches_section(tmp_path):
+    small = _bench_module("small.py")
+    result = small.run(
+        lambda text: None,
+        quick=True,
+        per_batch=(1, 10),
+        records=200,
+        peer_records=50,
+        repeat=1,
+        peer_repeat=1,
+        generate_records=20,
+        workdir=tmp_path,
+    )
+    assert list(tmp_path.iterdir()) == []  # the generated log directory is gone
+    text = small.render(result, "a test machine")
+    assert text.startswith(small.HEADING + "\n")
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
+    assert len(rows) == 2 * len(small.CASES)  # a row per case
+    for writer, codec in small.CASES:
+        name = f"{writer} {small.inputs.CODEC_NAMES[codec]}"
+        assert sum(row[1].startswith(name) for row in rows) == 2, name
+    for row in rows:
+        # batches, ours µs a batch and M records/s, aiokafka's and kafka-python's µs: numbers
+        for cell in (row[3], row[4], row[5], row[8], row[10]):
+            float(cell.replace(",", ""))
+        assert row[9].endswith("×") and row[11].rstrip(" |").endswith("×")
+        compressed = "none" not in row[2]
+        assert bool(row[6].strip()) == compressed and bool(row[7].strip()) == compressed
+    assert "Target: at 1 and 10 records a batch every codec ≥ 3× aiokafka." in text
+    table = text.split("| segments | files | MB of log |")[1].splitlines()[2:4]
+    assert len(table) == 2  # the default's 32 KiB segments, and 2 MiB ones
+    for line in table:
+        generated = line.split(" | ")
+        assert int(generated[4].replace(",", "")) > 0 and float(generated[9]) > 0
+    assert "Machine: a test machine." in text
+
+    # bench/run.py --only small puts the section in place of its old one, or appends it.
+    splice = _bench_module("run.py").splice_section
+    old = (
+        f"# Benchmarks\n\n## Before\n\nkept\n\n{small.HEADING}\n\nthe old section\n\n"
+        "## After\n\nkept too\n"
+    )
+    spliced = splice(old, small.HEADING, text)
+    assert "the old section" not in spliced and spliced.count(small.HEADING) == 1
+    assert "## Before\n\nkept\n" in spliced and spliced.endswith("## After\n\nkept too\n")
+    assert splice("# Benchmarks\n", small.HEADING, text).endswith(text)

@@ -36,8 +36,8 @@ def register(sub) -> None:
 def warm_kernels() -> None:
     """Reach every kernel: a v2 batch, v2 and v1 LZ4 batches (the planning kernels of
     ``kernels.payloads``, which snappy shares), a v2 gzip batch (``kernels.inflate``, which
-    zstd shares), a transaction marker (``kernels.markers``), a bytes and a bytearray source (numba types their buffers apart), and
-    ``dump --jsonl``'s writer."""
+    zstd shares), a transaction marker (``kernels.markers``), a bytes and a bytearray source
+    (numba types their buffers apart), and ``dump --jsonl``'s writer."""
     from kafka_format.schemas.legacy_message import build_legacy_message
     from kafka_format.schemas.record import build_records
     from kafka_format.schemas.record_batch import build_record_batch

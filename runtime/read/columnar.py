@@ -653,8 +653,9 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
                 base_offset=int(t[i, fs.F_BASE]),
             )
             good[k] = False
-    frame_of = wanted[good]
-    sections = sections[good]
+    if not good.all():  # a copy of the whole table (64 Ki rows of sections) only if needed
+        wanted, sections = wanted[good], sections[good]
+    frame_of = wanted
     rows_end = np.zeros(len(t), np.int64)
     decoded = 0
     for lo, hi in _groups(sections):
