@@ -18,7 +18,7 @@ import pytest
 
 from kafka_format.runtime import cpus
 from kafka_format.runtime.cli.app import main
-from kafka_format.runtime.read import columnar
+from kafka_format.runtime.read import ahead, columnar
 from kafka_format.runtime.read.jsonlines import JsonLines
 from kafka_format.schemas.record_batch import build_record_batch
 
@@ -227,7 +227,7 @@ def pools(monkeypatch) -> list[int]:
             sizes.append(max_workers)
             super().__init__(max_workers, **kwargs)
 
-    monkeypatch.setattr(columnar, "ThreadPoolExecutor", Recording)
+    monkeypatch.setattr(ahead, "ThreadPoolExecutor", Recording)
     monkeypatch.setattr(columnar, "CHUNK_BYTES", 2000)
     return sizes
 

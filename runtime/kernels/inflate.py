@@ -111,32 +111,56 @@ def _address(fn) -> int:
     return ctypes.cast(fn, ctypes.c_void_p).value or 0
 
 
-def _find_libdeflate() -> tuple[int, int, int]:
+def _function(lib, name: str, restype, *argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+def _first(modules: tuple[str, ...], system: str, probe, slots: int) -> tuple[int, ...]:
+    """The function addresses ``probe`` gives for the first shared object that exports the
+    library's functions and decodes its sample with them (``probe`` returns None when it does
+    not); ``slots`` zeros when none does."""
+    for path in _libraries(modules, system):
+        try:
+            found = probe(ctypes.CDLL(path))
+        except (OSError, AttributeError):
+            continue
+        if found:
+            return found
+    return (0,) * slots
+
+
+_P, _SIZE = ctypes.c_void_p, ctypes.c_size_t
+_BYTES = ctypes.c_char_p
+
+
+def _find_libdeflate() -> tuple[int, ...]:
     data = _sample()
     gz = zlib.compressobj(6, zlib.DEFLATED, 31)
     member = gz.compress(data) + gz.flush()
-    for path in _libraries(("deflate._deflate",), "deflate"):
-        try:
-            lib = ctypes.CDLL(path)
-            alloc, gunzip, free = (
-                lib.libdeflate_alloc_decompressor,
-                lib.libdeflate_gzip_decompress_ex,
-                lib.libdeflate_free_decompressor,
-            )
-        except (OSError, AttributeError):
-            continue
-        alloc.restype = ctypes.c_void_p
-        alloc.argtypes = []
-        gunzip.restype = ctypes.c_int
-        gunzip.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
-        gunzip.argtypes += [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]
-        free.restype = None
-        free.argtypes = [ctypes.c_void_p]
+
+    def probe(lib):
+        alloc = _function(lib, "libdeflate_alloc_decompressor", _P)
+        gunzip = _function(
+            lib,
+            "libdeflate_gzip_decompress_ex",
+            ctypes.c_int,
+            _P,
+            _BYTES,
+            _SIZE,
+            _BYTES,
+            _SIZE,
+            _P,
+            _P,
+        )
+        free = _function(lib, "libdeflate_free_decompressor", None, _P)
         handle = alloc()
         if not handle:
-            continue
+            return None
         out = ctypes.create_string_buffer(len(data))
-        used_in, used_out = ctypes.c_size_t(0), ctypes.c_size_t(0)
+        used_in, used_out = _SIZE(0), _SIZE(0)
         result = gunzip(
             handle,
             member,
@@ -149,75 +173,58 @@ def _find_libdeflate() -> tuple[int, int, int]:
         free(handle)
         if result == 0 and used_out.value == len(data) and out.raw == data:
             return _address(alloc), _address(gunzip), _address(free)
-    return 0, 0, 0
+        return None
+
+    return _first(("deflate._deflate",), "deflate", probe, 3)
 
 
-def _find_zstd() -> tuple[int, int, int]:
+def _find_zstd() -> tuple[int, ...]:
     import zstandard
 
     data = _sample()
     frame = zstandard.ZstdCompressor(write_content_size=False).compress(data)
-    for path in _libraries(("backports.zstd._zstd", "compression.zstd._zstd", "_zstd"), "zstd"):
-        try:
-            lib = ctypes.CDLL(path)
-            create, decompress, free = (
-                lib.ZSTD_createDCtx,
-                lib.ZSTD_decompressDCtx,
-                lib.ZSTD_freeDCtx,
-            )
-        except (OSError, AttributeError):
-            continue
-        create.restype = ctypes.c_void_p
-        create.argtypes = []
-        decompress.restype = ctypes.c_size_t
-        decompress.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-        decompress.argtypes += [ctypes.c_char_p, ctypes.c_size_t]
-        free.restype = ctypes.c_size_t
-        free.argtypes = [ctypes.c_void_p]
+
+    def probe(lib):
+        create = _function(lib, "ZSTD_createDCtx", _P)
+        decompress = _function(lib, "ZSTD_decompressDCtx", _SIZE, _P, _BYTES, _SIZE, _BYTES, _SIZE)
+        free = _function(lib, "ZSTD_freeDCtx", _SIZE, _P)
         context = create()
         if not context:
-            continue
+            return None
         out = ctypes.create_string_buffer(len(data))
         written = decompress(context, out, len(data), frame, len(frame))
         free(context)
         if written == len(data) and out.raw == data:
             return _address(create), _address(decompress), _address(free)
-    return 0, 0, 0
+        return None
+
+    modules = ("backports.zstd._zstd", "compression.zstd._zstd", "_zstd")
+    return _first(modules, "zstd", probe, 3)
 
 
-def _find_lz4f() -> tuple[int, int, int, int]:
+def _find_lz4f() -> tuple[int, ...]:
     import lz4.frame
 
     data = _sample()
     frame = lz4.frame.compress(data, store_size=True, content_checksum=True, block_linked=True)
-    for path in _libraries(("lz4.frame._frame",), "lz4"):
-        try:
-            lib = ctypes.CDLL(path)
-            create, decompress, reset, free = (
-                lib.LZ4F_createDecompressionContext,
-                lib.LZ4F_decompress,
-                lib.LZ4F_resetDecompressionContext,
-                lib.LZ4F_freeDecompressionContext,
-            )
-        except (OSError, AttributeError):
-            continue
-        create.restype = ctypes.c_size_t
-        create.argtypes = [ctypes.c_void_p, ctypes.c_uint]
-        decompress.restype = ctypes.c_size_t
-        decompress.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        decompress.argtypes += [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]
-        free.restype = ctypes.c_size_t
-        free.argtypes = [ctypes.c_void_p]
-        context = ctypes.c_void_p(0)
+
+    def probe(lib):
+        create = _function(lib, "LZ4F_createDecompressionContext", _SIZE, _P, ctypes.c_uint)
+        decompress = _function(lib, "LZ4F_decompress", _SIZE, _P, _BYTES, _P, _BYTES, _P, _P)
+        reset = _function(lib, "LZ4F_resetDecompressionContext", None, _P)
+        free = _function(lib, "LZ4F_freeDecompressionContext", _SIZE, _P)
+        context = _P(0)
         if create(ctypes.byref(context), _LZ4F_VERSION) != 0 or not context.value:
-            continue
+            return None
         out = ctypes.create_string_buffer(len(data))
-        out_size, in_size = ctypes.c_size_t(len(data)), ctypes.c_size_t(len(frame))
+        out_size, in_size = _SIZE(len(data)), _SIZE(len(frame))
         hint = decompress(context, out, ctypes.byref(out_size), frame, ctypes.byref(in_size), None)
         free(context)
         if hint == 0 and out_size.value == len(data) and out.raw == data:
             return _address(create), _address(decompress), _address(reset), _address(free)
-    return 0, 0, 0, 0
+        return None
+
+    return _first(("lz4.frame._frame",), "lz4", probe, 4)
 
 
 def _find_all() -> np.ndarray:
