@@ -5,7 +5,8 @@ many segments or partitions, small files read whole (:func:`files_ahead`).
 ``columnar`` decodes a file's chunks in worker threads, a few ahead of the one it emits, and
 drains them at the file's end: a big file keeps the workers busy, but a file of one chunk (a
 small segment, a quiet partition, most of a ``kafka-format generate`` directory) ran in the
-calling thread, one after the other, the workers idle. Here each such file is read whole by a
+calling thread, one after the other, the workers idle. Here each such file (of 256 KiB to
+4 MiB: below, its Python steps outweigh its kernels' GIL-free work) is read whole by a
 worker (opened, scanned, planned, decoded), as many files ahead as there are workers, while
 the calling thread emits the files before it, in their order. What a reader sees stays the
 sequential read's: the same batches in the same order, the report's entries appended where
@@ -33,7 +34,7 @@ from ..model import Report
 from .ranges import Window
 from .sources import is_stream_path
 
-__all__ = ["AHEAD_BYTES", "Done", "Pipeline", "files_ahead", "small_file"]
+__all__ = ["AHEAD_BYTES", "AHEAD_MIN_BYTES", "Done", "Pipeline", "files_ahead", "small_file"]
 
 #: A file read whole: its batches, each with the report's sizes when it was yielded, the
 #: report it filled, and what it raised (None: it ended).
@@ -42,8 +43,13 @@ Whole = tuple[list[tuple[pa.RecordBatch, tuple[int, ...]]], Report, BaseExceptio
 _FIELDS = tuple(f.name for f in dataclasses.fields(Report))
 
 #: Files of at most this many bytes are read whole by a worker, ahead of the one emitted
-#: (a quarter of a chunk: they take one, and depth of them stay small).
+#: (a quarter of a chunk: they take one, and depth of them stay small)...
 AHEAD_BYTES = 4 * 1024 * 1024
+#: ... and of at least this many. A file's Python steps (open, scan, plan, a dozen numpy and
+#: Arrow calls: ~0.7 ms) hold the GIL; only its kernels release it, at ~1 us a batch of
+#: ~100 bytes. Below this size a worker mostly waits for the GIL, and two threads read a
+#: directory of 32 KiB segments 1.6 times slower than one (bench/results.md, small batches).
+AHEAD_MIN_BYTES = 256 * 1024
 
 
 class Done(Future):
@@ -87,8 +93,8 @@ class Pipeline:
 
 
 def small_file(window: Window) -> int | None:
-    """The size of a window's file when it is one to read ahead, whole: a regular file of at
-    most AHEAD_BYTES."""
+    """The size of a window's file when it is one to read ahead, whole: a regular file of
+    AHEAD_MIN_BYTES to AHEAD_BYTES."""
     path = window.log.path
     if path is None or is_stream_path(path):
         return None
@@ -96,7 +102,7 @@ def small_file(window: Window) -> int | None:
         info = os.stat(path)
     except OSError:
         return None  # read in its turn, which says what is wrong with it
-    if not stat.S_ISREG(info.st_mode) or info.st_size > AHEAD_BYTES:
+    if not stat.S_ISREG(info.st_mode) or not AHEAD_MIN_BYTES <= info.st_size <= AHEAD_BYTES:
         return None
     return info.st_size
 

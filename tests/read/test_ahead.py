@@ -18,6 +18,13 @@ from kafka_format.runtime.read import ahead, columnar
 from kafka_format.runtime.write.generate import generate_log_dir
 
 
+@pytest.fixture(autouse=True)
+def every_file_ahead(monkeypatch):
+    # The generated segments are a few KiB: below AHEAD_MIN_BYTES, they would be read in
+    # order. The rule is the same whatever the size; only speed decides the threshold.
+    monkeypatch.setattr(ahead, "AHEAD_MIN_BYTES", 0)
+
+
 @pytest.fixture(scope="module")
 def log_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("ahead") / "logs"
@@ -67,6 +74,15 @@ def test_a_directory_read_ahead_is_the_sequential_read(log_dir, monkeypatch):
     # read_committed carries a partition's walk from file to file: read in order.
     whole.clear()
     _same(log_dir, isolation="read_committed")
+    assert whole == []
+
+
+def test_files_below_the_threshold_are_read_in_order(log_dir, monkeypatch):
+    monkeypatch.setattr(ahead, "AHEAD_MIN_BYTES", 1 << 20)
+    whole = []
+    read_whole = ahead.read_whole
+    monkeypatch.setattr(ahead, "read_whole", lambda *a: whole.append(1) or read_whole(*a))
+    _same(log_dir)
     assert whole == []
 
 
