@@ -123,7 +123,15 @@ def plan_packed(
     codecs = attributes & _CODEC_MASK
     packed = codecs == kernel_payloads.SNAPPY
     if kernel_lz4.LZ4_DECOMPRESS:
-        packed |= codecs == kernel_payloads.LZ4
+        lz4 = codecs == kernel_payloads.LZ4
+        if kernel_inflate.available(kernel_inflate.LZ4):
+            # A small frame's capacity is 255 times its size (its one block's bound), and the
+            # decoder's buffers are sized from capacities: a chunk of one-record batches
+            # asked for megabytes. LZ4F decodes small frames to their exact size instead.
+            # (Magic 0 frames, with Kafka 0.8's header checksum, are this decoder's alone.)
+            small = sections[:, fs.S_END] - sections[:, fs.S_START] < _PACKED_LZ4_MIN
+            lz4 &= ~small | (sections[:, fs.S_MAGIC] == 0)
+        packed |= lz4
     taken = np.zeros(len(kinds), bool)
     room = opts.max_bytes + 1
     wrappers = np.flatnonzero(packed & (kinds == _WRAPPER))
@@ -173,6 +181,11 @@ def plan_packed(
         taken[chosen] = True
     return taken
 
+
+#: LZ4 payloads of fewer bytes are decoded by LZ4F (``plan_inflated``), not by the record
+#: decoder itself: a frame of full 64 KiB blocks states about what it decodes to, a small
+#: one only a bound 255 times its size.
+_PACKED_LZ4_MIN = 16 * 1024
 
 #: An inflate arena's first size, per byte of the payloads it is for (a JSON record set
 #: compresses 2-10 times; an arena too small for a payload is followed by one twice its size).
