@@ -12,7 +12,8 @@ For every compressed case (v2 gzip, snappy, lz4, zstd; v0/v1 gzip, snappy, lz4),
 
 Then one instrumented run a case (best of ``repeat``) splits ours into stages by wrapping
 the names ``columnar`` looks up when it decodes a chunk (``fs.scan_frames``,
-``fs.make_sections``, ``_crc_fails``, ``_plan_packed``, ``_prepare_v2``, ``_prepare_wrapper``,
+``fs.make_sections``, ``_crc_fails``, ``_plan_packed``, ``_plan_inflated`` (gzip, zstd and
+LZ4F frames decoded by their C libraries from a kernel), ``_prepare_v2``, ``_prepare_wrapper``,
 ``_run_kernel``), the codec steps ``codecs`` calls (``_gunzip``, ``_unzstd``, ...) and
 ``plan.decompress_into`` (gzip into a buffer of the size it states): a
 ``time.perf_counter`` pair around each call, so a stage's figure includes the calls' own
@@ -40,15 +41,18 @@ HEADING = "## Compressed batches on one thread against the codec alone (issue 19
 
 CASES = [(m, c) for m, c in inputs.CASES if c != 0]
 
+_INFLATE = "gzip/zstd/LZ4F by their C libraries (kernel, one call a chunk)"
+_DECODE = "decode (kernel; snappy/LZ4 decompress inside)"
 # Stage name -> (module, attribute) wrapped; the codec steps run inside "python per batch".
 _STAGES = {
     "scan": (fastscan, "scan_frames"),
     "sections": (fastscan, "make_sections"),
     "CRC-32C, uncompressed v2 (kernel)": (columnar, "_crc_fails"),
     "plan snappy/LZ4 (kernel: CRCs, bounds)": (columnar, "_plan_packed"),
+    _INFLATE: (columnar, "_plan_inflated"),
     "python per batch (CRC, decompress)": (columnar, "_prepare_v2"),
     "python per wrapper (CRC, decompress)": (columnar, "_prepare_wrapper"),
-    "decode (kernel; snappy/LZ4 decompress inside)": (columnar, "_run_kernel"),
+    _DECODE: (columnar, "_run_kernel"),
 }
 _CODEC_STEPS = ("_gunzip", "_unsnappy", "_unlz4", "_unzstd")
 CODEC_STAGE = "of which the codec library (Python path)"
@@ -132,12 +136,13 @@ def _patched(module, attr: str, value) -> Iterator[None]:
 
 
 def _without_fast_paths(data: bytes, repeat: int) -> dict[str, float]:
-    """Ours, 1 thread, as before issue 19's changes, for comparison in the same run: gzip by
-    zlib (``decompress_into`` declining every payload), and every
-    uncompressed v2 batch's CRC-32C checked from Python (``_crc_fails`` sending them all
-    there)."""
+    """Ours, 1 thread, on the Python path, for comparison in the same run: gzip by zlib and
+    zstd by zstandard (``decompress_into`` and ``_plan_inflated`` declining every payload),
+    and every uncompressed v2 batch's CRC-32C checked from Python (``_crc_fails`` sending
+    them all there)."""
     with (
         _patched(plan, "decompress_into", lambda *args: None),
+        _patched(columnar, "_plan_inflated", lambda sections, kinds, *args: kinds < 0),
         _patched(columnar, "_crc_fails", lambda sections, kinds, address: kinds == fastscan.K_FAST),
     ):
         return _best(lambda: _one_thread(data), repeat)
@@ -253,7 +258,7 @@ def run(records: int, repeat: int, log=print) -> dict:
         unchecked = _best(lambda d=rs.data: _one_thread(d, verify=False), repeat)
         bare_s, ours_s = min(bare_s, _best(bare, repeat)), min(ours_s, _best(ours, repeat))
         stages = profile(rs.data, repeat)
-        before = _without_fast_paths(rs.data, repeat) if codec == 1 else None
+        before = _without_fast_paths(rs.data, repeat) if codec in (1, 4) else None
         row = {
             "name": rs.name,
             "records": rs.records,
@@ -328,16 +333,15 @@ def render(result: dict, machine: str) -> str:
     crc_key = "CRC-32C, uncompressed v2 (kernel)"
     lines += [
         "",
-        "Against the path before these changes, in the same run (ours, 1 thread, seconds): "
-        "gzip through zlib (`codecs.decompress_buffer`: zlib's output grows in pieces joined "
-        "into fresh memory, a copy and new pages a batch) instead of cramjam's decoder into a "
-        "buffer of Arrow's pool of the size the payload's trailer states "
-        "(`plan.decompress_into`; whatever it cannot size or decode to that size takes the old "
-        "path, so outputs and errors are the same); uncompressed v2 batches' CRC-32C checked "
-        "a batch at a time from Python (`crc32c`) instead of one kernel call a chunk. zstd "
-        "through cramjam's decoder the same way measured no faster than zstandard's (whose "
-        "output comes in one piece at these sizes; 59-62 against 62-64 ms over four rounds on "
-        "this machine, with the version of commit 73e10e3), so zstd keeps the Python path.",
+        "Against the Python path, in the same run (ours, 1 thread, seconds): gzip and zstd "
+        "decoded a batch at a time from Python (`codecs.decompress_buffer`: zlib, whose output "
+        "grows in pieces joined into fresh memory, and zstandard) instead of by their C "
+        "libraries from one kernel call a chunk (`kernels.inflate`: libdeflate and libzstd "
+        "straight into an arena; whatever a library refuses takes the Python path, so outputs "
+        "and errors are the same); uncompressed v2 batches' CRC-32C checked a batch at a time "
+        "from Python (`crc32c`) instead of one kernel call a chunk. At 1,000 records a batch "
+        "the Python step is a small part of a batch's cost; at one record a batch it was most "
+        "of it (the small-batch section).",
         "",
         "| case | ours now | ours before | before / now |",
         "|---|---:|---:|---:|",
@@ -364,11 +368,6 @@ def render(result: dict, machine: str) -> str:
         if r["name"].startswith("v2")
     )
     gz = next((r["stages"] for r in rows if r["name"] == "v2 gzip"), {})
-    python_step = (
-        (gz.get("python per batch (CRC, decompress)", 0.0) - gz.get(INTO_STAGE, 0.0))
-        / max(1, result["records"] // 1000)
-        * 1e6
-    )
     per_batch = sn["elements"]
     lines += [
         "",
@@ -405,9 +404,10 @@ def render(result: dict, machine: str) -> str:
         f"{sn['cramjam'] / sn['batches'] / per_batch * 1e9:.1f} ns an element), and that is "
         "the remaining distance; ours saves a Python call and a copy a batch and runs without "
         "the GIL. "
-        "gzip and zstd: the codec is nearly all of it; what is left is the decoder and a "
-        f"Python step a batch (`prepare_v2` without its decoding: {python_step:.1f} µs a batch "
-        "for v2 gzip).",
+        "gzip and zstd: the codec is nearly all of it, decoded by libdeflate and libzstd "
+        "from the kernel with no Python step a batch; what is left is the record decoder "
+        f"reading the arena from memory (v2 gzip: {gz.get(_INFLATE, 0.0) * 1e3:.1f} ms in "
+        f"`kernels.inflate` against {gz.get(_DECODE, 0.0) * 1e3:.1f} ms decoding).",
         "",
         f"Load average after the run: {load}. Machine: {machine}.",
         "",
