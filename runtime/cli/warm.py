@@ -34,8 +34,8 @@ def register(sub) -> None:
 
 
 def warm_kernels() -> None:
-    """Reach every kernel: a v2 batch, v2 and v1 LZ4 batches (the planning kernels of
-    ``kernels.payloads``, which snappy shares), a v2 gzip batch (``kernels.inflate``, which
+    """Reach every kernel: a v2 batch, v2 and v1 LZ4 and snappy batches (the planning kernels
+    of ``kernels.payloads``, LZ4F), a v2 gzip batch (``kernels.inflate``, which
     zstd shares), a transaction marker (``kernels.markers``), a bytes and a bytearray source
     (numba types their buffers apart), and ``dump --jsonl``'s writer."""
     from kafka_format.schemas.legacy_message import build_legacy_message
@@ -57,17 +57,26 @@ def warm_kernels() -> None:
             codec=3,
         )
         + build_legacy_message(offset=2, value=compress(3, inner, magic=1), magic=1, codec=3)
+        # snappy: the record decoder's own decompression, planned by kernels.payloads (small
+        # LZ4 frames like the two above take LZ4F, kernels.inflate, where it is found)
+        + build_record_batch(
+            compressed_payload=compress(2, build_records(records), magic=2),
+            records_count=1,
+            base_offset=3,
+            codec=2,
+        )
+        + build_legacy_message(offset=4, value=compress(2, inner, magic=1), magic=1, codec=2)
         # gzip: the C libraries' kernel (kernels.inflate) and its planning
         + build_record_batch(
             compressed_payload=compress(1, build_records(records), magic=2),
             records_count=1,
-            base_offset=3,
+            base_offset=5,
             codec=1,
         )
         # a transaction marker (kernels.markers)
         + build_record_batch(
             [{"key": b"\0\0\0\1", "value": b"\0\0\0\0\0\0"}],
-            base_offset=4,
+            base_offset=6,
             producer_id=1,
             producer_epoch=0,
             is_transactional=True,
@@ -75,11 +84,11 @@ def warm_kernels() -> None:
         )
     )
     for source in (data, bytearray(data)):
-        if read_table(source, include_headers=True).num_rows != 4:
+        if read_table(source, include_headers=True).num_rows != 6:
             raise RuntimeError("warming the kernels read the wrong number of records")
     with JsonLines() as lines:
         for batch in read_table(data, include_headers=True).to_batches():
-            if b"".join(lines.encode(batch)).count(b"\n") != 4:
+            if b"".join(lines.encode(batch)).count(b"\n") != 6:
                 raise RuntimeError("warming the kernels wrote the wrong number of lines")
 
 

@@ -407,10 +407,13 @@ class Contexts:
         self.slots = np.zeros(3, np.int64)
 
     def __del__(self) -> None:
+        functions = FUNCTIONS
+        if functions is None:  # the interpreter is shutting down: the process frees them
+            return
         for slot, free in enumerate((DEFLATE_FREE, ZSTD_FREE, LZ4F_FREE)):
             handle = int(self.slots[slot])
-            if handle and FUNCTIONS[free]:
-                ctypes.CFUNCTYPE(None, ctypes.c_void_p)(int(FUNCTIONS[free]))(handle)
+            if handle and functions[free]:
+                ctypes.CFUNCTYPE(None, ctypes.c_void_p)(int(functions[free]))(handle)
                 self.slots[slot] = 0
 
 
