@@ -33,6 +33,7 @@ from ..format.framing import Frame, end_of_walk, iter_frames
 from ..kernels import fastscan as fs
 from ..model import Report, TruncatedTail
 from ..progress import Progress
+from ..read.plan import NOT_A_MARKER, marker_types
 from ..read.salvage import salvage_scan
 from ..read.sources import LogInput
 from .placement import PartitionPlacement
@@ -269,10 +270,20 @@ def _frame(view: memoryview, row: np.ndarray) -> Frame:
 
 
 def _controls(view: memoryview, table: np.ndarray, name: str) -> dict:
-    """Marker type and record count of each control batch whose CRC and records hold."""
+    """Marker type and record count of each control batch whose CRC and records hold: a
+    transaction marker in Kafka's own form by the kernel (``plan.marker_types``), any other
+    through the reference decoder."""
     found = {}
     control = (table[:, fs.F_MAGIC] == 2) & ((table[:, fs.F_ATTR] & _CONTROL_BIT) != 0)
-    for row in table[control]:
+    if not control.any():
+        return found
+    buf = np.frombuffer(view, np.uint8)
+    marker = marker_types(buf, table, control, True)
+    del buf  # the map closes only when no array holds it
+    for row, kind in zip(table[control], marker[control].tolist(), strict=True):
+        if kind != NOT_A_MARKER:
+            found[int(row[fs.F_POS])] = (kind, 1)
+            continue
         try:
             batch = read_batch(_frame(view, row), ReadOptions(), file=name)
         except KafkaFormatError:
@@ -282,24 +293,15 @@ def _controls(view: memoryview, table: np.ndarray, name: str) -> dict:
     return found
 
 
-def _expected_counts(view: memoryview, table: np.ndarray, name: str, errors: dict) -> np.ndarray:
-    """Rows the fast path yields for each readable frame, from the headers (a v0/v1 wrapper's
-    inner messages are counted by decoding it)."""
-    magic = table[:, fs.F_MAGIC]
-    attributes = table[:, fs.F_ATTR]
-    data_v2 = (magic == 2) & ((attributes & _CONTROL_BIT) == 0)
-    counts = np.where(data_v2, np.maximum(table[:, fs.F_COUNT], 0), 0)
-    legacy = magic < 2
-    counts[legacy] = 1
-    for i in np.flatnonzero(legacy & ((attributes & _CODEC_MASK) != 0)).tolist():
-        try:
-            batch = read_batch(_frame(view, table[i]), ReadOptions(verify_crc=False), file=name)
-            counts[i] = len(batch.records)
-        except KafkaFormatError:
-            counts[i] = 0
-    damaged = np.isin(table[:, fs.F_POS], np.fromiter(errors, np.int64, len(errors)))
-    counts[damaged] = 0
-    return counts
+def _counts(table: np.ndarray, positions: list[np.ndarray]) -> np.ndarray | None:
+    """Rows the fast path yielded for each readable frame, from each row's batch position;
+    None when a row's position is no frame's (the rows cannot be laid on the frames)."""
+    starts = table[:, fs.F_POS]
+    at = np.concatenate([np.zeros(0, np.int64), *positions])
+    frame = np.searchsorted(starts, at)
+    if len(at) and (frame.max() >= len(starts) or not (starts[frame] == at).all()):
+        return None
+    return np.bincount(frame, minlength=len(starts)).astype(np.int64)
 
 
 def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
@@ -312,7 +314,9 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
     found = Report()
     offsets, stamps, key_parts = [], [], []
     mode = "salvage" if walk.salvaged else "skip"
-    for chunk in iter_arrow_batches(name, errors=mode, report=found):
+    positions = []
+    for chunk in iter_arrow_batches(name, errors=mode, report=found, include_position=True):
+        positions.append(chunk.column("position").to_numpy())
         offsets.append(chunk.column("offset").to_numpy())
         stamps.append(chunk.column("timestamp").cast(pa.int64()))
         if keys:
@@ -335,10 +339,10 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
         if frame in errors:
             return None
         errors[frame] = exc
+    counts = _counts(table, positions)
+    if counts is None:
+        return None
     with LogInput(name, path=path).open() as view:  # for the few frames decoded here
-        counts = _expected_counts(view, table, name, errors)
-        if int(counts.sum()) != sum(len(o) for o in offsets):
-            return None
         controls = _controls(view, table, name)
     stamp = pa.chunked_array(stamps, pa.int64()).combine_chunks()
     return _Rows(
@@ -488,13 +492,23 @@ def _record_checks(
     last = np.where(v2, t[:, fs.F_BASE] + t[:, fs.F_LAST_DELTA], t[:, fs.F_BASE])
     owner = np.repeat(np.arange(len(batches)), counts)
     starts = np.cumsum(counts) - counts
-    for i in np.flatnonzero(counts > 0).tolist():
-        # The first record's offset is the batch's first (a v0/v1 wrapper stores its last).
-        info, lo, hi = batches[i], int(starts[i]), int(starts[i] + counts[i])
-        info.base_offset = int(rows.offsets[lo])
-        stamped = rows.stamped[lo:hi]
-        if stamped.any():
-            info.max_timestamp = int(rows.timestamps[lo:hi][stamped].max())
+    filled = np.flatnonzero(counts > 0)
+    if len(filled):
+        # The first record's offset is the batch's first (a v0/v1 wrapper stores its last);
+        # the largest stamped timestamp of its records, for all batches at once (the batches
+        # with records hold consecutive runs of rows).
+        at = starts[filled]
+        stamps = np.where(rows.stamped, rows.timestamps, np.iinfo(np.int64).min)
+        largest = np.maximum.reduceat(stamps, at).tolist()
+        any_stamped = np.logical_or.reduceat(rows.stamped, at).tolist()
+        firsts = rows.offsets[at].tolist()
+        for i, first, stamped, stamp in zip(
+            filled.tolist(), firsts, any_stamped, largest, strict=True
+        ):
+            info = batches[i]
+            info.base_offset = first
+            if stamped:
+                info.max_timestamp = stamp
     for info in batches:
         control = rows.controls.get(info.position)
         if control is not None:

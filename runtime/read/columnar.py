@@ -508,7 +508,7 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
     # Transaction markers in Kafka's own form need no decoding: the kernel checks them
     # (kernels.markers); any other control batch, or a damaged one, takes the reference.
     control = (magic == 2) & header_ok & ((attributes & _CONTROL_BIT) != 0)
-    marker = _marker_types(chunk.buf, t, control, opts)
+    marker = _marker_types(chunk.buf, t, control, opts.verify_crc)
     odd = np.flatnonzero((kind == _REFERENCE) & (marker == _NOT_A_MARKER)).tolist()
     if committed is None and not odd:
         return

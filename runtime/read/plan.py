@@ -302,12 +302,12 @@ NOT_A_MARKER = kernel_markers.NOT_A_MARKER
 
 
 def marker_types(
-    buf: np.ndarray, table: np.ndarray, control: np.ndarray, opts: Options
+    buf: np.ndarray, table: np.ndarray, control: np.ndarray, verify_crc: bool
 ) -> np.ndarray:
     """Per frame of ``table`` (``control``: those that are control batches), the control type
-    of a transaction marker in Kafka's own form, checked by the kernel (``kernel_markers``),
-    so that it needs no decoding; NOT_A_MARKER for every other frame, which takes the
-    reference decoder if it is a control batch."""
+    of a transaction marker in Kafka's own form, checked by the kernel (``kernel_markers``;
+    its CRC too with ``verify_crc``), so that it needs no decoding; NOT_A_MARKER for every
+    other frame, which takes the reference decoder if it is a control batch."""
     marker = np.full(len(control), NOT_A_MARKER, np.int64)
     chosen = np.flatnonzero(control)
     if len(chosen):
@@ -316,7 +316,7 @@ def marker_types(
             buf.ctypes.data,
             np.ascontiguousarray(table[chosen, fs.F_POS]),
             np.ascontiguousarray(table[chosen, fs.F_SIZE]),
-            bool(opts.verify_crc),
+            bool(verify_crc),
             kernel_crc.CRC32C_FUNCTION,
             found,
         )

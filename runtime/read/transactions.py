@@ -185,7 +185,7 @@ def table_events(
         & ((attributes & _TRANSACTIONAL_BIT) != 0)
     )
     control = (attributes & _CONTROL_BIT) != 0
-    marker = marker_types(buf, table, wanted & control, opts)
+    marker = marker_types(buf, table, wanted & control, opts.verify_crc)
     intact = crc_holds(buf, table, wanted & ~control, opts)
     tp = (topic, partition)
     for i in np.flatnonzero(wanted).tolist():
