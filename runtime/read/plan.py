@@ -215,20 +215,7 @@ def plan_inflated(
     wrappers = kinds == _WRAPPER
     magics = sections[:, fs.S_MAGIC]
     wanted = ((kinds == _COMPRESSED) | wrappers) & ~taken
-    wanted &= (
-        ((codecs == kernel_inflate.GZIP) & kernel_inflate.available(kernel_inflate.GZIP))
-        | (
-            (codecs == kernel_inflate.ZSTD)
-            & ~wrappers
-            & kernel_inflate.available(kernel_inflate.ZSTD)
-        )
-        # Magic 0 frames carry Kafka 0.8's header checksum, which python-lz4 is told about.
-        | (
-            (codecs == kernel_inflate.LZ4)
-            & (magics != 0)
-            & kernel_inflate.available(kernel_inflate.LZ4)
-        )
-    )
+    wanted &= inflatable(codecs, magics, wrappers)
     chosen = np.flatnonzero(wanted)
     done = np.zeros(len(kinds), bool)
     if not len(chosen):
@@ -245,30 +232,7 @@ def plan_inflated(
         kernel_crc.CRC32C_FUNCTION,
         spans,
     )
-    held = spans[:, 1] - spans[:, 0]
-    most = min(opts.max_bytes, _ARENA_MAX)
-    size = min(max(_ARENA_PER_BYTE * int(held[spans[:, 0] >= 0].sum()), _ARENA_MIN), most)
-    out = np.empty((len(chosen), 3), np.int64)
-    their_codecs = np.ascontiguousarray(codecs[chosen])
-    k = 0
-    first = True
-    while k < len(chosen):
-        # The first arena from Arrow's pool, whose pages the last chunk left warm; the rest
-        # (payloads larger than the room left) mapped anew, so that one no payload went into
-        # (a bomb's tries) is given back at once, not kept by the pool beside the Python
-        # path's own output.
-        arena = pa.allocate_buffer(max(size, 1)) if first else mmap.mmap(-1, size)
-        first = False
-        into = np.frombuffer(arena, np.uint8)
-        k, used = kernel_inflate.inflate(
-            kernel_inflate.FUNCTIONS, _contexts(), address, spans, their_codecs, into, k, most, out
-        )
-        del into
-        if used:
-            holders.append(arena)
-        elif isinstance(arena, mmap.mmap):
-            arena.close()
-        size = min(2 * size, most)
+    out = inflate_payloads(address, spans, codecs[chosen], opts.max_bytes, holders)
     sizes = out[:, 2] - out[:, 1]
     ok = out[:, 1] >= 0
     # A v2 count its payload cannot hold: the Python path raises the reference's error.
@@ -283,6 +247,58 @@ def plan_inflated(
     ) // _MIN_INNER_ENTRY + 1
     done[picked] = True
     return done
+
+
+def inflatable(codecs: np.ndarray, magics: np.ndarray, wrappers: np.ndarray) -> np.ndarray:
+    """Where a payload's codec has its C library here (``kernel_inflate.available``): gzip,
+    zstd (v2 batches only: Kafka allows no zstd wrapper) and LZ4 but Kafka 0.8's frames
+    (magic 0), whose header checksum only the Python path is told about."""
+    return (
+        ((codecs == kernel_inflate.GZIP) & kernel_inflate.available(kernel_inflate.GZIP))
+        | (
+            (codecs == kernel_inflate.ZSTD)
+            & ~wrappers
+            & kernel_inflate.available(kernel_inflate.ZSTD)
+        )
+        | (
+            (codecs == kernel_inflate.LZ4)
+            & (magics != 0)
+            & kernel_inflate.available(kernel_inflate.LZ4)
+        )
+    )
+
+
+def inflate_payloads(
+    address: int, spans: np.ndarray, codecs: np.ndarray, max_bytes: int, holders: list
+) -> np.ndarray:
+    """The payloads ``spans`` (start, end; start -1: none) of the buffer at ``address``
+    decoded by ``kernel_inflate`` into arenas kept in ``holders``: per payload (arena
+    address, start, end), start -1 where the Python path must take it."""
+    held = spans[:, 1] - spans[:, 0]
+    most = min(max_bytes, _ARENA_MAX)
+    size = min(max(_ARENA_PER_BYTE * int(held[spans[:, 0] >= 0].sum()), _ARENA_MIN), most)
+    out = np.empty((len(spans), 3), np.int64)
+    codecs = np.ascontiguousarray(codecs)
+    k = 0
+    first = True
+    while k < len(spans):
+        # The first arena from Arrow's pool, whose pages the last chunk left warm; the rest
+        # (payloads larger than the room left) mapped anew, so that one no payload went into
+        # (a bomb's tries) is given back at once, not kept by the pool beside the Python
+        # path's own output.
+        arena = pa.allocate_buffer(max(size, 1)) if first else mmap.mmap(-1, size)
+        first = False
+        into = np.frombuffer(arena, np.uint8)
+        k, used = kernel_inflate.inflate(
+            kernel_inflate.FUNCTIONS, _contexts(), address, spans, codecs, into, k, most, out
+        )
+        del into
+        if used:
+            holders.append(arena)
+        elif isinstance(arena, mmap.mmap):
+            arena.close()
+        size = min(2 * size, most)
+    return out
 
 
 _thread = threading.local()
@@ -324,7 +340,9 @@ def marker_types(
     return marker
 
 
-def crc_holds(buf: np.ndarray, table: np.ndarray, wanted: np.ndarray, opts: Options) -> np.ndarray:
+def crc_holds(
+    buf: np.ndarray, table: np.ndarray, wanted: np.ndarray, verify_crc: bool
+) -> np.ndarray:
     """Per frame of ``table``, True where it is one of the v2 batches ``wanted`` (their headers
     whole) whose CRC-32C holds, by the kernel in one call, or is not checked (``verify_crc``
     off)."""
@@ -332,7 +350,7 @@ def crc_holds(buf: np.ndarray, table: np.ndarray, wanted: np.ndarray, opts: Opti
     chosen = np.flatnonzero(wanted)
     if not len(chosen):
         return holds
-    if not opts.verify_crc:
+    if not verify_crc:
         holds[chosen] = True
         return holds
     positions = table[chosen, fs.F_POS]

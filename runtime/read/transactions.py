@@ -186,7 +186,7 @@ def table_events(
     )
     control = (attributes & _CONTROL_BIT) != 0
     marker = marker_types(buf, table, wanted & control, opts.verify_crc)
-    intact = crc_holds(buf, table, wanted & ~control, opts)
+    intact = crc_holds(buf, table, wanted & ~control, opts.verify_crc)
     tp = (topic, partition)
     for i in np.flatnonzero(wanted).tolist():
         pid, base = int(table[i, fs.F_PID]), int(table[i, fs.F_BASE])
