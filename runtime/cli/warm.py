@@ -48,31 +48,26 @@ def warm_kernels() -> None:
 
     records = [{"key": b"k", "value": b"v", "headers": [("h", b"x")]}]
     inner = build_legacy_message(offset=0, value=b"v", magic=1, timestamp=0)
+
+    def v2(codec: int, offset: int) -> bytes:
+        payload = compress(codec, build_records(records), magic=2)
+        return build_record_batch(
+            compressed_payload=payload, records_count=1, base_offset=offset, codec=codec
+        )
+
+    def v1(codec: int, offset: int) -> bytes:
+        value = compress(codec, inner, magic=1)
+        return build_legacy_message(offset=offset, value=value, magic=1, codec=codec)
+
     data = (
         build_record_batch(records)
-        + build_record_batch(
-            compressed_payload=compress(3, build_records(records), magic=2),
-            records_count=1,
-            base_offset=1,
-            codec=3,
-        )
-        + build_legacy_message(offset=2, value=compress(3, inner, magic=1), magic=1, codec=3)
-        # snappy: the record decoder's own decompression, planned by kernels.payloads (small
-        # LZ4 frames like the two above take LZ4F, kernels.inflate, where it is found)
-        + build_record_batch(
-            compressed_payload=compress(2, build_records(records), magic=2),
-            records_count=1,
-            base_offset=3,
-            codec=2,
-        )
-        + build_legacy_message(offset=4, value=compress(2, inner, magic=1), magic=1, codec=2)
-        # gzip: the C libraries' kernel (kernels.inflate) and its planning
-        + build_record_batch(
-            compressed_payload=compress(1, build_records(records), magic=2),
-            records_count=1,
-            base_offset=5,
-            codec=1,
-        )
+        # LZ4 (small frames take LZ4F, kernels.inflate, where it is found); snappy: the record
+        # decoder's own decompression, planned by kernels.payloads; gzip: kernels.inflate
+        + v2(3, 1)
+        + v1(3, 2)
+        + v2(2, 3)
+        + v1(2, 4)
+        + v2(1, 5)
         # a transaction marker (kernels.markers)
         + build_record_batch(
             [{"key": b"\0\0\0\1", "value": b"\0\0\0\0\0\0"}],
