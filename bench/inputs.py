@@ -62,28 +62,21 @@ def values(n: int, seed: int = 7) -> list[bytes]:
 
 
 def v2_batch(codec: int, n: int) -> tuple[bytes, bytes | None]:
-    vals = values(n)
-    records = [
-        {
-            "key": b"key-%06d" % i,
-            "value": vals[i],
-            "headers": [("trace-id", b"%016x" % i)],
-            "offset_delta": i,
-            "timestamp_delta": i,
-        }
-        for i in range(n)
-    ]
+    records = v2_records(n)
     if not codec:
         return build_record_batch(records, base_timestamp=TS0), None
     payload = compress(codec, build_records(records), magic=2)
-    batch = build_record_batch(
+    return _compressed_batch(payload, codec, n), payload
+
+
+def _compressed_batch(payload: bytes, codec: int, n: int) -> bytes:
+    return build_record_batch(
         compressed_payload=payload,
         records_count=n,
         codec=codec,
         base_timestamp=TS0,
         max_timestamp=TS0 + n - 1,
     )
-    return batch, payload
 
 
 def _legacy_messages(magic: int, n: int, first_offset: int) -> list[bytes]:
@@ -193,14 +186,7 @@ def librdkafka_compress(codec: int, data: bytes) -> bytes:
 def librdkafka_batch(codec: int, n: int) -> tuple[bytes, bytes]:
     """:func:`v2_batch`'s batch of ``n`` records with its payload framed as librdkafka's."""
     payload = librdkafka_compress(codec, build_records(v2_records(n)))
-    batch = build_record_batch(
-        compressed_payload=payload,
-        records_count=n,
-        codec=codec,
-        base_timestamp=TS0,
-        max_timestamp=TS0 + n - 1,
-    )
-    return batch, payload
+    return _compressed_batch(payload, codec, n), payload
 
 
 def kafka_python_batch(codec: int, n: int) -> tuple[bytes, bytes | None, int]:
