@@ -43,7 +43,6 @@ _INT32_MAX = (1 << 31) - 1
 _TABLE_ROWS = 65536
 _NO_BUDGET = 1 << 62
 _CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
-_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
 
 
 @dataclass(slots=True)
