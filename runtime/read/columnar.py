@@ -69,7 +69,7 @@ from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import Frame, end_of_walk, iter_stream_frames
 from ..format.sizes import max_record_count
 from ..kernels import fastscan as fs
-from ..model import Batch, ControlType, Record, Report, TimestampsOutOfRange, TruncatedTail
+from ..model import Batch, Record, Report, TimestampsOutOfRange, TruncatedTail
 from ..progress import Progress
 from .ahead import Done as _Done
 from .ahead import Pipeline as _Pipeline
@@ -96,7 +96,13 @@ from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
-from .transactions import AbortedTransactions, TxnEvent, collect_aborted_events, table_events
+from .transactions import (
+    AbortedTransactions,
+    TxnEvent,
+    collect_aborted_events,
+    has_abort_marker,
+    table_events,
+)
 from .views import adopt, ensure_views, view_schema
 
 __all__ = [
@@ -549,7 +555,7 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
                 batch.is_transactional,
                 # A damaged marker of an aborting producer can only be its ABORT
                 # (transactions.AbortedTransactions.filter does the same).
-                _has_abort_marker(batch) or (batch.is_control and batch.error is not None),
+                has_abort_marker(batch) or (batch.is_control and batch.error is not None),
             )
             if not admitted:
                 chunk.ref_rows.pop(i, None)
@@ -565,12 +571,6 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
             bool(attr & _TRANSACTIONAL_BIT),
             marker[i] == _ABORT,
         )
-
-
-def _has_abort_marker(batch: Batch) -> bool:
-    return bool(batch.records) and any(
-        r.control is not None and r.control.type == ControlType.ABORT for r in batch.records
-    )
 
 
 def _collect_aborted(source: Source, opts: _Options, name: str | None) -> AbortedTransactions:

@@ -91,7 +91,7 @@ class AbortedTransactions:
                 if batch.is_control:
                     # A damaged marker (skip mode) of a producer known to be aborting can only
                     # be that transaction's ABORT: it ends the dropping all the same.
-                    if _has_abort_marker(batch) or batch.error is not None:
+                    if has_abort_marker(batch) or batch.error is not None:
                         producers.discard(batch.producer_id)
                     continue
                 if batch.is_transactional and batch.producer_id in producers:
@@ -101,7 +101,8 @@ class AbortedTransactions:
             yield from batch.records
 
 
-def _has_abort_marker(batch: Batch) -> bool:
+def has_abort_marker(batch: Batch) -> bool:
+    """Whether a decoded control batch holds an ABORT marker."""
     return bool(batch.records) and any(
         r.control is not None and r.control.type == ControlType.ABORT for r in batch.records
     )
@@ -128,7 +129,7 @@ class TxnEvent:
             batch.base_offset,
             batch.is_control,
             batch.error is None,
-            _has_abort_marker(batch),
+            has_abort_marker(batch),
         )
 
 
@@ -246,7 +247,7 @@ def _settle_from(
                     continue
                 marker = read_batch(frame, options, file=name)
                 first = ongoing.pop(header.producer_id)
-                if _has_abort_marker(marker):
+                if has_abort_marker(marker):
                     result.add(tp, header.producer_id, first)
                 if not ongoing:
                     return
