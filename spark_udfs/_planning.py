@@ -22,16 +22,19 @@ Per partition, on the driver, through the runtime's partition layer
    no marker yet; each split carries the ones overlapping it. The read ends at the last stable
    offset, the first offset of the earliest transaction with no marker.
 
-Index entries are never trusted blindly: the batch at the position an entry gives must start a
-whole batch whose last offset is <= the entry's offset (as ``LogSegment.append`` writes them).
-If an index is missing, damaged or disagrees with its log, that segment is planned from a
-header walk instead, and is still correct. Damage met while planning never fails the plan
-(except a starting timestamp under FAILFAST): the range read just grows, and the task that
-reads the damaged batch reports it as its mode says.
+Index entries are never trusted blindly: each is judged by the rule every reader of this
+package applies (:mod:`~kafka_format.runtime.files.index_lookup`: a whole batch whose CRC
+holds starts at the entry's position, at or below the entry's offset and at or above the
+segment's base offset; the log cleaner's entries, whose offset may lie inside or past that
+batch, hold). If an index is missing, damaged or disagrees with its log, that segment is
+planned from a header walk instead, and is still correct. Damage met while planning never
+fails the plan (except a starting timestamp under FAILFAST): the range read just grows, and
+the task that reads the damaged batch reports it as its mode says.
 
 Cost on a ``pyarrow.fs`` filesystem: the look-ups of step 1 and 2 read the segment where an
 offset or timestamp lands whole, once (the partition layer walks a view of it); splitting
-reads only batch headers.
+reads batch headers, and the one batch at each cut point taken from an index entry (its CRC
+is what tells a batch boundary from bytes that look like one).
 """
 
 from __future__ import annotations
@@ -44,16 +47,19 @@ import numpy as np
 from pyspark.sql.datasource import InputPartition
 
 from ..runtime.errors import KafkaFormatError
+from ..runtime.files.index_lookup import check_entry
+from ..runtime.files.indexes import OffsetPosition
 from ..runtime.files.storage import Storage
 from ..runtime.files.txnindex import TransactionIndex
 from ..runtime.log.partition import Partition, Segment
 from ..runtime.model import ControlType
 from ..runtime.read.sources import Skipped
+from ..runtime.read.transactions import AbortedWalk, TxnEvent
 from ._dataloss import check_data_loss
 from ._discovery import PartitionFiles, SegmentFiles, find, storage_of
 from ._fs import FsRef, locate
 from ._options import EARLIEST, LATEST, KafkaLogOptions
-from ._scan import Counted, decode, header_at, iter_headers
+from ._scan import Counted, decode, iter_headers
 
 INT64_MAX = (1 << 63) - 1
 
@@ -253,11 +259,15 @@ class Planner:
         return source
 
     def _boundary(self, log: Partition, seg: Segment, position: int, entry_offset: int) -> bool:
-        """Whether an index entry's position starts a whole batch consistent with it."""
-        batch = header_at(self._source(log, seg), position)
-        if batch is None or batch.last_offset > entry_offset:
-            return False
-        return batch.base_offset >= seg.base_offset
+        """Whether an index entry holds (``index_lookup.check_entry``, the rule every reader
+        applies), so that its position is a batch boundary to cut at."""
+        source = self._source(log, seg)
+        check = check_entry(
+            source, OffsetPosition(entry_offset, position), seg.base_offset, file=source.name
+        )
+        if check.batch is not None:
+            source.looked_at(check.batch.size)  # the CRC read it whole (counted if mapped)
+        return check.holds
 
     # --- splitting ------------------------------------------------------------------------
 
@@ -335,23 +345,31 @@ class Planner:
                 continue  # a damaged index must not hide what the markers tell
             self.bytes_read += len(data)
             found.update((t.producer_id, t.first_offset, t.last_offset) for t in txns)
-        open_txns: dict[int, int] = {}
+        # The runtime's own walk over the markers (transactions.AbortedWalk), fed from the
+        # headers read here (a task cannot see the markers of other splits).
+        walk, tp = AbortedWalk(), (log.topic, log.partition)
         for seg in later:
             source = self._source(log, seg)
             for header in iter_headers(source, position if seg is later[0] else 0):
                 past_end = end is not None and header.base_offset >= end
-                if past_end and not open_txns:
-                    return tuple(sorted(found))
-                if header.producer_id < 0 or not header.is_transactional:
+                if past_end and not walk.is_open(tp):
+                    break
+                pid = header.producer_id
+                if pid < 0 or not header.is_transactional:
                     continue
                 if header.is_control:
-                    began = open_txns.pop(header.producer_id, None)
-                    if began is not None and self._is_abort(source, header):
-                        found.add((header.producer_id, began, header.base_offset))
+                    abort = walk.opened(tp, pid) and self._is_abort(source, header)
+                    walk.feed(TxnEvent(tp, pid, header.base_offset, True, True, abort))
                 elif not past_end:
-                    open_txns.setdefault(header.producer_id, header.base_offset)
+                    walk.feed(TxnEvent(tp, pid, header.base_offset, False, True, False))
+            else:
+                continue
+            break
+        result = walk.done()
+        for first, pid in result.aborted.get(tp, ()):
+            found.add((pid, first, result.ends[(tp, pid, first)]))
         # No marker by the end of the log: a read_committed consumer stops before these.
-        found.update((pid, began, INT64_MAX) for pid, began in open_txns.items())
+        found.update((pid, began, INT64_MAX) for pid, began in result.open.get(tp, {}).items())
         return tuple(sorted(found))
 
     def _is_abort(self, source: Counted, header) -> bool:

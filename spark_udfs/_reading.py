@@ -23,9 +23,8 @@ errors="salvage")`` gives for its bytes.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,14 +32,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.errors import FramingError, KafkaFormatError
+from ..runtime.files.names import parse_segment_file_name
 from ..runtime.files.storage import ArrowFile
 from ..runtime.format import layout
 from ..runtime.format.batches import check_crc, read_header
 from ..runtime.format.framing import LOG_OVERHEAD, Frame, end_of_walk, iter_frames
 from ..runtime.kernels import fastscan
-from ..runtime.model import Batch, Report, TruncatedTail
+from ..runtime.model import Report, TruncatedTail
 from ..runtime.read.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
-from ..runtime.read.salvage import iter_salvaged_frames
+from ..runtime.read.salvage import salvage_walk
+from ..runtime.read.segment_offsets import SegmentOffsets, judge_frame, judge_frames
+from ..runtime.read.transactions import AbortedRanges
 from ._fs import FsRef
 from ._options import KafkaLogOptions
 from ._planning import KafkaLogSplit
@@ -76,58 +78,44 @@ class Counters:
             self.corrupt_batches.add(1)
 
 
-@dataclass(slots=True)
-class _Aborted:
-    """Aborted transactions by producer id: a transactional data batch inside one is dropped.
-
-    A producer's transactions never overlap, so after merging the ranges that do (the same
-    transaction from a .txnindex and from the markers) a batch is checked against one range.
-    """
-
-    firsts: dict[int, list[int]] = field(default_factory=dict)
-    lasts: dict[int, list[int]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, split: KafkaLogSplit) -> _Aborted:
-        result = cls()
-        for pid, first, last in sorted(split.aborted):
-            firsts = result.firsts.setdefault(pid, [])
-            lasts = result.lasts.setdefault(pid, [])
-            if firsts and first <= lasts[-1]:
-                lasts[-1] = max(lasts[-1], last)
-            else:
-                firsts.append(first)
-                lasts.append(last)
-        return result
-
-    def drops(self, batch: Batch) -> bool:
-        if batch.producer_id < 0 or not batch.is_transactional or batch.is_control:
-            return False
-        firsts = self.firsts.get(batch.producer_id)
-        if not firsts:
-            return False
-        i = bisect_right(firsts, batch.last_offset) - 1
-        return i >= 0 and batch.base_offset <= self.lasts[batch.producer_id][i]
-
-
-def _whole_frames(data, name: str) -> tuple[int, TruncatedTail | None] | None:
-    """Where the whole frames at the start of ``data`` end, by ``fastscan.scan_frames``, and
-    the truncated tail after them (``framing.end_of_walk``: the walk's own rule); None when
-    framing damage lies there."""
+def _whole_frames(data, name: str) -> tuple[int, TruncatedTail | None, np.ndarray] | None:
+    """Where the whole frames at the start of ``data`` end, by ``fastscan.scan_frames``, the
+    truncated tail after them (``framing.end_of_walk``: the walk's own rule) and their frame
+    table; None when framing damage lies there."""
     buf = np.frombuffer(data, np.uint8)
     table = np.empty((_SCAN_ROWS, fastscan.FRAME_COLUMNS), np.int64)
+    parts = []
     pos = 0
     while True:
-        _, pos, status = fastscan.scan_frames(buf, pos, len(buf), table, _NO_BUDGET, _NO_BUDGET, 1)
+        n, pos, status = fastscan.scan_frames(buf, pos, len(buf), table, _NO_BUDGET, _NO_BUDGET, 1)
+        parts.append(table[:n].copy())
         if status != fastscan.SCAN_BUDGET:
             break
     del buf
     if status == fastscan.SCAN_FRAMING_ERROR:
         return None
+    frames = np.concatenate(parts)
     if pos == len(data):
-        return pos, None
+        return pos, None, frames
     tail, damage = end_of_walk(data, pos, len(data), name)
-    return None if damage is not None else (pos, tail)
+    return None if damage is not None else (pos, tail, frames)
+
+
+def _salvaged(
+    data: memoryview, name: str, framing: list, tails: list, repaired: set[int]
+) -> Iterator[Frame]:
+    """The salvaging walk's frames (``salvage.salvage_walk``, the readers' own), its damage
+    into ``framing`` and ``tails``; the positions of the batches whose length alone lied
+    (their frames are repaired copies, not views of ``data``) into ``repaired``."""
+    for step in salvage_walk(data, name):
+        if step.error is not None:
+            framing.append(step.error)
+        if step.tail is not None:
+            tails.append(step.tail)
+        if step.frame is not None:
+            if step.error is not None:
+                repaired.add(step.position)
+            yield step.frame
 
 
 _SCAN_ROWS = 65536
@@ -157,7 +145,9 @@ class _SplitReader:
         self.output = output
         self.counters = counters
         self.reader = reader
-        self.aborted = _Aborted.of(split)
+        self.aborted = AbortedRanges.of(split.aborted)
+        parsed = parse_segment_file_name(split.path.rsplit("/", 1)[-1])
+        self.segment = SegmentOffsets(parsed.base_offset if parsed else None)
         self.previous_last: int | None = None
         self.stopped = False
         # No offset bounds, nothing aborted, no salvage walk: every whole frame is decoded
@@ -166,7 +156,7 @@ class _SplitReader:
         self.plain = (
             split.start_offset is None
             and split.end_offset is None
-            and not self.aborted.firsts
+            and not self.aborted
             and options.mode != "SALVAGE"
         )
 
@@ -211,17 +201,22 @@ class _SplitReader:
         """Frames of one chunk; returns how many bytes whole frames took."""
         if self.plain:
             whole = _whole_frames(data, self.split.name)
-            if whole is not None:  # else damage: the walk below says what and where
-                end, tail = whole
+            bar = self.segment.previous
+            if whole is not None and not self._misplaced_in(whole[2], data):
+                end, tail, _ = whole
                 if end:
                     yield from self._run(data, base, 0, end)
                 return len(data) if tail is None else end
+            # else damage, or offsets no batch of the segment has: the walk below says
+            # what and where, frame by frame
+            self.segment.previous = bar
         tails: list = []
         run_start = run_end = None
         consumed = 0
         framing: list = []  # SALVAGE: framing damage the walk passed, reported in order
+        repaired: set[int] = set()  # frames whose length alone lied: decoded from a copy
         if self.options.mode == "SALVAGE":
-            frames = iter_salvaged_frames(data, self.split.name, framing, tails)
+            frames = _salvaged(data, self.split.name, framing, tails, repaired)
         else:
             frames = iter_frames(data, file=self.split.name, tails=tails)
         try:
@@ -245,6 +240,12 @@ class _SplitReader:
                     if run_start is not None:
                         yield from self._run(data, base, run_start, run_end)
                         run_start = None
+                    continue
+                if frame.position in repaired:
+                    if run_start is not None:
+                        yield from self._run(data, base, run_start, run_end)
+                        run_start = None
+                    yield from self._run(frame.data, base + frame.position, 0, frame.size)
                     continue
                 if run_start is None:
                     run_start = frame.position
@@ -283,8 +284,17 @@ class _SplitReader:
         if split.start_offset is not None and header.last_offset < split.start_offset:
             self.previous_last = header.last_offset
             return False, None
+        misplaced = judge_frame(self.segment, frame, self.options.verify_crc, split.name)
+        if misplaced is not None:
+            return False, misplaced
         self.previous_last = header.last_offset
-        if self.aborted.drops(header):
+        if self.aborted.drops(
+            header.producer_id,
+            header.base_offset,
+            header.last_offset,
+            header.is_transactional,
+            header.is_control,
+        ):
             if self.options.verify_crc:
                 try:
                     check_crc(header, frame, True)
@@ -293,6 +303,12 @@ class _SplitReader:
                     return False, exc
             return False, None
         return True, None
+
+    def _misplaced_in(self, frames: np.ndarray, data: memoryview) -> bool:
+        """Whether a chunk's frames hold one whose offsets are no batch of the segment
+        (``segment_offsets``: the readers' own rule); the bar moves past them when not."""
+        buf = np.frombuffer(data, np.uint8)
+        return bool(judge_frames(self.segment, frames, buf, data, self.options.verify_crc))
 
     def _run(self, data: memoryview, base: int, a: int, b: int) -> Iterator[pa.RecordBatch]:
         """Decode frames ``data[a:b]`` through the columnar reader."""

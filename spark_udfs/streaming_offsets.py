@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ..runtime.errors import KafkaFormatError
+from ..runtime.files.index_lookup import start_for_offset
 from ..runtime.format.batches import read_header
 from ..runtime.format.framing import Damage, Frame, judge, resync
 from ..runtime.log.partition import Partition, Segment
@@ -298,22 +299,17 @@ class TailTracker:
         return _Tail(str(segment.log), self._last_entry(log, segment))
 
     def _last_entry(self, log: Partition, segment: Segment) -> int:
-        """The last ``.index`` entry's position when the batch there is the one it names."""
+        """Where the walk to the segment's end may start: the last ``.index`` entry's position
+        when that entry holds by the readers' one rule (``files.index_lookup``), else 0."""
         index = log.offset_index(segment)
         if index is None:
             return 0
-        with index:
-            if not len(index):
-                return 0
-            entry = index.last_entry()
         source = Counted(log.source(segment))
         try:
-            batch = header_at(source, entry.position)
+            with index:
+                return start_for_offset(index, source, 1 << 62, file=str(segment.log)).position
         finally:
             source.close()
-        if batch is None or batch.last_offset > entry.offset:
-            return 0
-        return entry.position if batch.base_offset >= segment.base_offset else 0
 
     def _walk(self, log: Partition, segment: Segment, tail: _Tail) -> None:
         source = Counted(log.source(segment))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -46,6 +47,24 @@ class CorpusSet:
 
     def data(self) -> bytes:
         return self.path.read_bytes()
+
+    @property
+    def is_log(self) -> bool:
+        """Whether its batches hold offsets that increase, as a segment's must
+        (``read/segment_offsets.py``): sets whose batches start again at 0 are client
+        requests, not logs, and a segment's name would make their offsets damage."""
+        data, pos, previous = self.data(), 0, -1
+        while len(data) - pos > 17:
+            offset, length = struct.unpack_from(">qi", data, pos)
+            if length < 14 or pos + 12 + length > len(data):
+                break
+            v2 = data[pos + 16] == 2
+            last = offset + struct.unpack_from(">i", data, pos + 23)[0] if v2 else offset
+            first = offset if v2 or data[pos + 17] & 7 == 0 else last
+            if first <= previous:
+                return False
+            previous, pos = last, pos + 12 + length
+        return True
 
     def expected(self) -> list[dict[str, Any]]:
         """The records the set holds, in the corpus's canonical form."""

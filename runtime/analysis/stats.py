@@ -66,7 +66,7 @@ from ..kernels import fastscan as fs
 from ..model import Record, Report, TruncatedTail
 from ..read.columnar import iter_arrow_batches, wrapper_value
 from ..read.plan import crc_holds, inflatable, inflate_payloads
-from ..read.sources import LogInput, Source, resolve
+from ..read.sources import LogInput, Source, is_stream_path, resolve, spooled
 from .stats_model import (
     _CODEC_NAMES,
     _TS_NAMES,
@@ -150,32 +150,44 @@ def log_stats(
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     started = time.perf_counter()
     opts = _Options(strict, verify_crc, max_decompressed_bytes)
-    inputs: list[LogInput] = []
-    for source in _as_list(sources):
-        inputs.extend(_readable(resolve(source)))
-    groups = _group(inputs)
+    with contextlib.ExitStack() as spools:
+        inputs: list[LogInput] = []
+        for source in _as_list(sources):
+            inputs.extend(_readable(resolve(source), spools))
+        partitions, samplers = _scan_groups(inputs, opts, what_if, batch_size, progress)
+        total = PartitionStats()
+        for p in partitions:
+            total.merge(p)
+        if what_if:  # the samplers read their batches again: before the spools go
+            estimate(partitions, samplers, total, sample, batch_size)
+    return LogStats(partitions, total, time.perf_counter() - started)
+
+
+def _scan_groups(
+    inputs: list[LogInput],
+    opts: _Options,
+    what_if: bool,
+    batch_size: int | None,
+    progress: Callable[[str, int, int], None] | None,
+) -> tuple[list[PartitionStats], list[Sampler]]:
+    """Every input scanned, by partition, and the what-if samplers (which have sampled)."""
     partitions: list[PartitionStats] = []
     samplers: list[Sampler] = []
-    for key_inputs in groups:
+    for key_inputs in _group(inputs):
         first = key_inputs[0]
         stats = PartitionStats(
             topic=first.topic,
             partition=first.partition,
             source=_source_label(first),
         )
-        sampler = Sampler(key_inputs, batch_size, max_decompressed_bytes) if what_if else None
+        sampler = Sampler(key_inputs, batch_size, opts.max_bytes) if what_if else None
         for index, log in enumerate(key_inputs):
             part = _scan_input(log, opts, progress, sampler, index)
             stats.merge(part)
         partitions.append(stats)
         if sampler is not None:
             samplers.append(sampler)
-    total = PartitionStats()
-    for p in partitions:
-        total.merge(p)
-    if what_if:
-        estimate(partitions, samplers, total, sample, batch_size)
-    return LogStats(partitions, total, time.perf_counter() - started)
+    return partitions, samplers
 
 
 def file_stats(
@@ -191,18 +203,19 @@ def file_stats(
     """The stats of one file of batches (a path or bytes); ``name``, ``topic`` and
     ``partition`` label it (the Spark aggregation's per-segment step)."""
     opts = _Options(strict, verify_crc, max_decompressed_bytes)
-    if isinstance(source, str | os.PathLike):
-        logs = resolve(source)
-        if len(logs) != 1:
-            raise ValueError(f"file_stats reads one file, {source} holds {len(logs)}")
-        log = logs[0]
-        if name is not None:
-            log.name = name
-    else:
-        log = _readable(resolve(source, name=name))[0]
-    if topic is not None or partition is not None:
-        log.topic, log.partition = topic, partition
-    stats = _scan_input(log, opts, None, None, 0)
+    with contextlib.ExitStack() as spools:
+        if isinstance(source, str | os.PathLike):
+            logs = _readable(resolve(source), spools)
+            if len(logs) != 1:
+                raise ValueError(f"file_stats reads one file, {source} holds {len(logs)}")
+            log = logs[0]
+            if name is not None:
+                log.name = name
+        else:
+            log = _readable(resolve(source, name=name), spools)[0]
+        if topic is not None or partition is not None:
+            log.topic, log.partition = topic, partition
+        stats = _scan_input(log, opts, None, None, 0)
     stats.topic, stats.partition = log.topic, log.partition
     stats.source = _source_label(log)
     return stats
@@ -216,10 +229,14 @@ def _as_list(sources: Source | Sequence[Source]) -> list[Source]:
     return list(sources)
 
 
-def _readable(inputs: list[LogInput]) -> list[LogInput]:
-    """Streams that cannot be mapped are read into memory: the records take a second pass."""
+def _readable(inputs: list[LogInput], spools: contextlib.ExitStack) -> list[LogInput]:
+    """Inputs the two passes can each read: a pipe, a FIFO or ``/dev/stdin`` is copied once
+    into a temporary file (kept until ``spools`` closes; the input keeps its name), and a
+    stream that cannot be mapped is read into memory."""
     for log in inputs:
-        if log.path is None and not isinstance(log.data, bytes | bytearray | memoryview):
+        if log.path is not None and is_stream_path(log.path):
+            log.path = spools.enter_context(spooled(log.path))
+        elif log.path is None and not isinstance(log.data, bytes | bytearray | memoryview):
             with log.open() as opened:
                 if isinstance(opened, memoryview):
                     log.data = bytes(opened)

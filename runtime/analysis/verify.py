@@ -12,13 +12,16 @@ What is checked, file by file (errors fail the run, warnings do not):
   offsets (a note: compaction leaves gaps in every healthy compacted topic); a truncated tail
   (warning, as Kafka stops reading there). Notes are what a healthy log may hold: they are
   listed and counted, and ``--quiet`` leaves them out with the warnings.
-* ``.index``: the start-up sanity checks (indexes.py); each entry against the log, as
-  kafka-dump-log's ``--verify-index-only`` does: at a batch boundary whose batch's last
-  offset is the entry's offset (``Mismatches in``), not past the end nor inside a batch. An
-  entry that brokers indexing whole appends wrote (the append's largest offset at its first
-  batch: followers' multi-batch appends, the log cleaner's chunks, whose largest retained
-  offset may lie inside a batch) is consistent, only counted (``entries_of_whole_appends``):
-  look-ups work (the rule: ``verify_index._in_one_append``).
+* ``.index``: the start-up sanity checks (indexes.py); each entry against the log by the rule
+  every reader applies before trusting it (``files.index_lookup``: a whole batch whose CRC
+  holds at its position, its base offset at or below the entry's offset and at or above the
+  segment's): an entry the readers set aside is an error (``Mismatch`` in kafka-dump-log's
+  words where the batch starts after the entry's offset), and one whose batch the .log already
+  reports damaged a warning. Entries are judged wherever they point, after damage in the log
+  too (a read from the entry's position gets those batches). An entry of a whole append (its
+  largest offset at its first batch: followers' multi-batch appends, the log cleaner's chunks,
+  whose largest retained offset may lie inside a batch) holds, and is only counted
+  (``entries_of_whole_appends``).
 * ``.timeindex``: sanity; each entry as kafka-dump-log's ``TimeIndexDumpErrors``: its offset
   is the last offset of a batch in the log, its timestamp is that batch's max record timestamp,
   timestamps increase. An entry whose offset lies inside the batch whose largest timestamp it
@@ -28,7 +31,8 @@ What is checked, file by file (errors fail the run, warnings do not):
 * ``.txnindex``: sanity; every entry has an ABORT marker of its producer at its last offset,
   and every ABORT marker in the segment has an entry.
 * ``.snapshot``: structure and CRC-32C. ``leader-epoch-checkpoint``: format, epochs and start
-  offsets increasing.
+  offsets increasing. ``partition.metadata``: parsed as the broker parses it
+  (``PartitionMetadataReadBuffer``); a file it would refuse is an error naming what is wrong.
 * Missing ``.index`` / ``.timeindex`` (the broker rebuilds them: warning), index files without
   a ``.log`` (the broker deletes them: warning), untrimmed indexes of closed segments (warning).
 * With ``--partitioner``: every keyed record against the partition the Java producer's default
@@ -171,6 +175,11 @@ def verify_partition(
             partition.leader_epoch_checkpoint,
             report.new(partition.leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT),
         )
+    if partition.partition_metadata is not None:
+        # The broker reads it when it loads the log (UnifiedLog.initializeTopicId) and takes
+        # the log dir offline when it cannot: as much an error as a broken segment.
+        metadata = Path(partition.partition_metadata)
+        _check_text_file(metadata, report.new(metadata, PARTITION_METADATA))
 
 
 def verify_segment(

@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import KafkaFormatError
-from ..files.indexes import OffsetIndex, TimeIndex
+from ..files.index_lookup import AFTER_OFFSET, CRC, EXACT, NO_BATCH, EntryCheck, check_entry
+from ..files.indexes import OffsetIndex, OffsetPosition, TimeIndex
 from ..files.names import FileKind, segment_file_name
+from ..files.storage import LocalFile
 from ..files.txnindex import ABORTED_TXN_SIZE, TransactionIndex
 from ..model import ControlType
 from .report import FileReport
-from .verify_log import BatchInfo, ScannedLog
+from .verify_log import ScannedLog
 
 
 def _open_index(cls, path: Path, base_offset: int, report: FileReport, *, is_last: bool):
@@ -38,6 +40,12 @@ def _open_index(cls, path: Path, base_offset: int, report: FileReport, *, is_las
 def check_offset_index(
     path: Path, base_offset: int, log: ScannedLog | None, report: FileReport, *, is_last: bool
 ) -> None:
+    """Every written entry judged by the rule every reader applies
+    (``files.index_lookup.check_entry``, on the log's bytes): an entry the readers set aside is
+    an error here, one they use is not. The cleaner's entries and those of multi-batch appends
+    hold and are counted (``entries_of_whole_appends``). Positions are judged against the batches
+    this run found, wherever they lie: after damage in the log too, as a read from the entry's
+    position gets them."""
     index = _open_index(OffsetIndex, path, base_offset, report, is_last=is_last)
     if index is None:
         return
@@ -47,63 +55,63 @@ def check_offset_index(
     if log is None:
         return
     appends = 0
-    for n, (relative, position) in enumerate(entries):
-        offset = base_offset + relative
-        at = n * OffsetIndex.ENTRY_SIZE
-        label = f"entry {n} (offset {offset}, position {position})"
-        if position >= log.end:
-            past = "the end of the log" if log.end == log.size else "the last readable batch"
-            report.error("index-entry", f"{label} points past {past} ({log.end} bytes)", at)
-            continue
-        batch = log.at_position(position)
-        if batch is None:
-            inside = log.containing_position(position)
-            where = (
-                f"inside the batch at {inside.position} (offsets "
-                f"{inside.base_offset}..{inside.last_offset})"
-                if inside is not None
-                else "where no batch starts"
-            )
-            report.error("index-entry", f"{label} points {where}, not at a batch boundary", at)
-            continue
-        if batch.last_offset == offset:
-            continue
-        next_position = entries[n + 1][1] if n + 1 < len(entries) else log.end
-        if _in_one_append(log, batch, offset, next_position):
-            appends += 1
-            continue
-        report.error(
-            "index-entry",
-            f"Mismatch: index offset {offset}, log offset {batch.last_offset} ({label})",
-            at,
-        )
+    with LocalFile(log.path) as source:
+        view = source.view()
+        for n, (relative, position) in enumerate(entries):
+            entry = OffsetPosition(base_offset + relative, position)
+            check = check_entry(view, entry, base_offset, file=str(log.path))
+            appends += _report_entry(log, n, check, report)
     if appends:
         # A note, not a finding: counted where --json shows the file's counts.
         report.counts["entries_of_whole_appends"] = appends
 
 
-def _in_one_append(log: ScannedLog, batch: BatchInfo, offset: int, limit: int) -> bool:
-    """Is (``offset``, position of ``batch``) an entry a broker indexing whole appends wrote?
-
-    Before per-batch indexing, ``LogSegment.append(largestOffset, ..., records)`` added one
-    entry per append: (``largestOffset``, the position where the append starts). The log
-    cleaner appends each chunk it filtered (``LogCleaner.cleanInto``: ``dest.append(
-    result.maxOffset, ...)``), and ``MemoryRecords.filterTo``'s ``maxOffset`` is the largest
-    offset it retained: a batch kept whole gives its last offset, a batch rebuilt without
-    some records the largest retained record's offset, which may lie inside the batch;
-    followers appended fetched multi-batch chunks the same way. So the entry's offset lies
-    in the offset range (base..last) of one batch of that append, and the append starts at
-    the entry's position and ends at or before the next entry's: the rule here. Kafka's
-    look-ups need no more (``OffsetIndex.lookup`` gives the position of the largest entry
-    at or below the target, and the reader scans forward from it to the first batch whose
-    last offset reaches the target): such an entry is consistent."""
-    holder = log.first_ending_at_or_after(offset)
-    return (
-        holder is not None
-        and holder.base_offset <= offset
-        and batch.base_offset <= offset
-        and batch.position <= holder.position < limit
-    )
+def _report_entry(log: ScannedLog, n: int, check: EntryCheck, report: FileReport) -> int:
+    """Report entry ``n``'s verdict; 1 for an entry of a whole append (counted), else 0."""
+    entry = check.entry
+    at = n * OffsetIndex.ENTRY_SIZE
+    label = f"entry {n} (offset {entry.offset}, position {entry.position})"
+    found = log.at_position(entry.position)
+    if check.fault == CRC and found is not None:
+        # A batch the walk found, damaged: the .log reports the damage; readers set the
+        # entry aside and read the segment from its start.
+        report.warning("index-entry", f"{label} {check.problem}: readers set it aside", at)
+        return 0
+    if check.fault in (NO_BATCH, CRC):
+        inside = log.containing_position(entry.position)
+        if inside is not None and inside.position != entry.position:
+            report.error(
+                "index-entry",
+                f"{label} points inside the batch at {inside.position} (offsets "
+                f"{inside.base_offset}..{inside.last_offset}), not at a batch boundary",
+                at,
+            )
+            return 0
+    if check.fault == AFTER_OFFSET and check.batch is not None:
+        # kafka-dump-log's words for an entry whose batch does not end at its offset.
+        report.error(
+            "index-entry",
+            f"Mismatch: index offset {entry.offset}, log offset {check.batch.last_offset}: "
+            f"{label} {check.problem}",
+            at,
+        )
+        return 0
+    if not check.holds:
+        report.error("index-entry", f"{label} {check.problem}", at)
+        return 0
+    inside = log.containing_position(entry.position) if found is None else None
+    if inside is not None:
+        # A frame whose CRC holds inside one of the log's batches: an inner message of a
+        # v0/v1 wrapper (whole, CRC and all). Only a walk from the start can see it.
+        report.error(
+            "index-entry",
+            f"{label} points inside the batch at {inside.position} (offsets "
+            f"{inside.base_offset}..{inside.last_offset}), not at a batch boundary: a message "
+            "inside a compressed v0/v1 wrapper",
+            at,
+        )
+        return 0
+    return int(check.kind != EXACT)
 
 
 def check_time_index(
@@ -143,6 +151,16 @@ def check_time_index(
             # fetch that follows read from inside a batch as well; nothing to report.
             report.counts["entries_inside_a_batch"] = (
                 report.counts.get("entries_inside_a_batch", 0) + 1
+            )
+            continue
+        if batch.base_offset > offset:
+            # No batch this run found holds the offset: the ones that did are lost to damage
+            # (reported on the .log), or the entry lies.
+            report.error(
+                "timeindex-entry",
+                f"{label}: indexed offset is in no batch of the log (the next batch, at "
+                f"{batch.position}, holds {batch.base_offset}..{batch.last_offset})",
+                at,
             )
             continue
         if batch.last_offset != offset:

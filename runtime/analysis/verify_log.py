@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CrcMismatchError, FramingError, KafkaFormatError
+from ..errors import CrcMismatchError, KafkaFormatError
+from ..files.names import parse_segment_file_name
 from ..format import layout, messages
 from ..format.batches import ReadOptions, read_batch
 from ..format.framing import Frame, end_of_walk, iter_frames
@@ -35,11 +36,11 @@ from ..model import Report, TruncatedTail
 from ..progress import Progress
 from ..read.plan import NOT_A_MARKER, marker_types
 from ..read.salvage import salvage_scan
-from ..read.sources import LogInput
+from ..read.segment_offsets import SegmentOffsets, judge_frame
+from ..read.sources import LogInput, is_stream_path, spooled
 from .placement import PartitionPlacement
 from .report import MAX_LISTED_GAPS, FileReport
 
-_INT32_MAX = (1 << 31) - 1
 _TABLE_ROWS = 65536
 _NO_BUDGET = 1 << 62
 _CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
@@ -108,7 +109,7 @@ class _Walk:
     end: int
     tail: TruncatedTail | None
     #: Framing damage: where the walk stopped or, salvaging, every damaged region it passed.
-    damages: list[FramingError]
+    damages: list[KafkaFormatError]
     #: Whether the walk went on past framing damage (``errors="salvage"``'s walk).
     salvaged: bool = False
 
@@ -140,18 +141,18 @@ def _salvage_walk(view: memoryview, name: str) -> _Walk:
     """The walk of ``errors="salvage"``: on past framing damage, to the end of the file."""
     buf = np.frombuffer(view, np.uint8)
     parts = [np.empty((0, fs.FRAME_COLUMNS), np.int64)]
-    damages: list[FramingError] = []
+    damages: list[KafkaFormatError] = []
     tail = None
     for item in salvage_scan(buf, view, name, _NO_BUDGET, _NO_BUDGET, 1):
-        if isinstance(item, FramingError):
+        if isinstance(item, KafkaFormatError):
             damages.append(item)
         elif isinstance(item, TruncatedTail):
             tail = item
         else:
             parts.append(item)
     del buf  # the map closes only when no array holds it
-    # The end is where Kafka's reader stops (the first damage, or the tail): index entries
-    # past it point where no broker reads, whatever was salvaged after it.
+    # The end is where Kafka's reader stops (the first damage, or the tail); index entries
+    # are judged by files.index_lookup's rule on the bytes, wherever they point.
     end = damages[0].position if damages else tail.position if tail is not None else len(view)
     return _Walk(np.concatenate(parts), end, tail, damages, salvaged=True)
 
@@ -303,18 +304,19 @@ def _counts(table: np.ndarray, positions: list[np.ndarray]) -> np.ndarray | None
     return np.bincount(frame, minlength=len(starts)).astype(np.int64)
 
 
-def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
+def _fast_rows(path: Path, walk: _Walk, keys: bool, name: str | None = None) -> _Rows | None:
     """The records through ``iter_arrow_batches``; None when they cannot be laid on frames.
     Only offsets, timestamps and (for the partitioner check) keys are kept: 16 bytes a record
-    and the keys, whatever the values weigh."""
+    and the keys, whatever the values weigh. ``name``: the file's, where ``path`` is a copy."""
     from ..read.columnar import iter_arrow_batches  # numba: only where records are wanted
 
-    name = str(path)
+    name = name or str(path)
+
     found = Report()
     offsets, stamps, key_parts = [], [], []
     mode = "salvage" if walk.salvaged else "skip"
     positions = []
-    for chunk in iter_arrow_batches(name, errors=mode, report=found, include_position=True):
+    for chunk in iter_arrow_batches(path, errors=mode, report=found, include_position=True):
         positions.append(chunk.column("position").to_numpy())
         offsets.append(chunk.column("offset").to_numpy())
         stamps.append(chunk.column("timestamp").cast(pa.int64()))
@@ -326,8 +328,8 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
     errors = {}
     framing = {exc.position for exc in walk.damages}
     for exc in found.errors:
-        if isinstance(exc, FramingError) and exc.position in framing:
-            continue  # framing damage: reported from the walk
+        if exc.position in framing:
+            continue  # the walk's damage (framing, or a CRC over a length that lied)
         # Keyed by the frame that holds the damage (record damage is named at its record).
         if exc.position is None:
             return None
@@ -355,8 +357,18 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool) -> _Rows | None:
     )
 
 
-def _reference_rows(view: memoryview, walk: _Walk, name: str, keys: bool) -> _Rows:
-    """The records through the reference decoder, frame by frame (the fast path's fallback)."""
+def _base_of(path: Path) -> int | None:
+    """The base offset the readers take from a file's name (``read.sources.resolve``)."""
+    parsed = parse_segment_file_name(path.name)
+    return parsed.base_offset if parsed is not None else None
+
+
+def _reference_rows(
+    view: memoryview, walk: _Walk, name: str, keys: bool, base_offset: int | None = None
+) -> _Rows:
+    """The records through the reference decoder, frame by frame (the fast path's fallback),
+    each batch's offsets judged against the segment as every reader judges them."""
+    segment = SegmentOffsets(base_offset)
     table = walk.table[walk.readable]
     errors: dict[int, KafkaFormatError] = {}
     for row in walk.table[~walk.readable]:
@@ -368,8 +380,13 @@ def _reference_rows(view: memoryview, walk: _Walk, name: str, keys: bool) -> _Ro
     records = []
     controls = {}
     for i, row in enumerate(table):
+        frame = _frame(view, row)
+        misplaced = judge_frame(segment, frame, True, name)
+        if misplaced is not None:
+            errors[int(row[fs.F_POS])] = misplaced
+            continue
         try:
-            batch = read_batch(_frame(view, row), ReadOptions(), file=name)
+            batch = read_batch(frame, ReadOptions(), file=name)
         except KafkaFormatError as exc:
             errors[int(row[fs.F_POS])] = exc
             continue
@@ -404,11 +421,31 @@ def scan_log(
     placement: PartitionPlacement | None = None,
 ) -> ScannedLog:
     """Read every batch of a log file, decode its records, and report what is wrong;
-    ``placement`` is shown the data records of every batch whose CRC holds."""
+    ``placement`` is shown the data records of every batch whose CRC holds. A pipe, a FIFO
+    or ``/dev/stdin`` is read once into a temporary file first (the walk, the records and
+    the control batches each read the file again); findings keep its own name."""
+    if is_stream_path(path):
+        with spooled(path) as copy:
+            scanned = _scan_log(
+                copy, str(path), report, base_offset, next_base_offset, progress, placement
+            )
+        scanned.path = path
+        return scanned
+    return _scan_log(path, str(path), report, base_offset, next_base_offset, progress, placement)
+
+
+def _scan_log(
+    path: Path,
+    name: str,
+    report: FileReport,
+    base_offset: int | None,
+    next_base_offset: int | None,
+    progress: Progress | None,
+    placement: PartitionPlacement | None,
+) -> ScannedLog:
     scanned = ScannedLog(path, path.stat().st_size)
     if progress is not None:
         progress.begin_file(scanned.size)
-    name = str(path)
     keys = placement is not None
     # One map at a time: the walk's map is closed (its pages with it) before the fast path
     # maps the file again and gives back what it has decoded.
@@ -418,10 +455,10 @@ def scan_log(
             # Past framing damage as errors="salvage" reads (its walk checks every CRC as it
             # goes, so an intact log keeps the plain walk).
             walk = _walk(view, name, salvage=True)
-    rows = _fast_rows(path, walk, keys)
+    rows = _fast_rows(path, walk, keys, name)
     if rows is None:
         with LogInput(name, path=path).open() as view:
-            rows = _reference_rows(view, walk, name, keys)
+            rows = _reference_rows(view, walk, name, keys, _base_of(path))
     scanned.end = walk.end
     scanned.batches = _infos(walk)
     already = len(report.problems)
@@ -433,8 +470,17 @@ def scan_log(
     # In file order, as a reader meets them (a stable sort: a batch's damage first), and one
     # error a place: a batch whose offsets are wrong breaks several rules at once.
     report.problems[already:] = _one_error_a_place(sorted(report.problems[already:], key=_position))
-    records = int(rows.counts.sum()) + sum(n for _, n in rows.controls.values())
-    report.counts.update(batches=len(scanned.batches), records=records, bytes=scanned.size)
+    # Both kinds named: ``stats`` and ``recover`` count data records only, and a count
+    # compared across commands must say which it is.
+    data = int(rows.counts.sum())
+    control = sum(n for _, n in rows.controls.values())
+    report.counts.update(
+        batches=len(scanned.batches),
+        records=data + control,
+        data_records=data,
+        control_records=control,
+        bytes=scanned.size,
+    )
     if progress is not None:
         progress.at(scanned.end)
     scanned.index()
@@ -468,7 +514,7 @@ def _report_damage(walk: _Walk, rows: _Rows, report: FileReport) -> None:
         check = "crc" if isinstance(exc, CrcMismatchError) else "batch"
         report.from_exception(check, exc)
     for damage in walk.damages:
-        report.from_exception("framing", damage)
+        report.from_exception("crc" if isinstance(damage, CrcMismatchError) else "framing", damage)
     if walk.tail is not None:
         tail = walk.tail
         report.warning("truncated-tail", messages.truncated_tail(tail.size), tail.position)
@@ -513,7 +559,13 @@ def _record_checks(
         if control is not None:
             info.control_type = control[0]
     _in_batch(batches, rows.offsets, owner, header_base, last, v2, report)
-    _gaps(scanned, rows.offsets, counts, last, report)
+    damage = np.unique(
+        np.fromiter(
+            [*rows.errors, *(d.position for d in walk.damages if d.position is not None)],
+            np.int64,
+        )
+    )
+    _gaps(scanned, rows.offsets, counts, last, damage, report)
     previous = None
     for info in batches:
         if info.position in rows.errors:
@@ -523,32 +575,42 @@ def _record_checks(
 
 
 def _in_batch(batches, offsets, owner, header_base, last, v2, report: FileReport) -> None:
-    """Every record inside its batch's range and above the one before it in the batch."""
+    """The inner offsets of v0/v1 wrappers that no broker writes, as warnings.
+
+    A v2 record's offset is judged by the record decoders (``batches.offset_delta_damage``,
+    the kernel's E_OFFSET_OUTSIDE / E_OFFSET_ORDER): a batch at fault is damage every reader
+    raises, and reaches this report as the decoders' error (``rows.errors``); its rows never
+    get here. A wrapper's inner offsets out of order, or above the wrapper's offset, Kafka
+    reads as they are (``DeepRecordsIterator``: relative to the last one for v1, absolute for
+    v0; so do both decoders), so they are no damage: a warning, since index lookups by offset
+    go wrong on them. A wrapper at offset 0 is left out: librdkafka's (v1) keeps its inner
+    offsets as they are, whatever they are."""
     if not len(offsets):
         return
-    # v0/v1 wrappers carry their last inner offset: inner offsets lie below it.
-    outside = (offsets > last[owner]) | (v2[owner] & (offsets < header_base[owner]))
+    legacy = ~v2[owner]
+    wrapper = last[owner]
+    outside = legacy & (offsets > wrapper) & (header_base[owner] != 0)
     backwards = np.zeros(len(offsets), bool)
-    backwards[1:] = (owner[1:] == owner[:-1]) & (offsets[1:] <= offsets[:-1])
+    backwards[1:] = legacy[1:] & (owner[1:] == owner[:-1]) & (offsets[1:] <= offsets[:-1])
     backwards &= ~outside
     for k in np.flatnonzero(outside | backwards).tolist():
         b = int(owner[k])
         if outside[k]:
-            text = (
-                f"record offset {offsets[k]} is outside its batch's range "
-                f"{header_base[b]}..{last[b]}"
-            )
+            text = f"inner offset {offsets[k]} is above its wrapper's offset {last[b]}"
         else:
-            text = (
-                f"record offset {offsets[k]} does not follow offset {offsets[k - 1]} "
-                "(offsets must increase)"
-            )
-        report.error("offsets", text, batches[b].position)
+            text = f"inner offset {offsets[k]} does not follow offset {offsets[k - 1]}"
+        report.warning(
+            "offsets",
+            f"{text} (Kafka reads it, but no broker writes it: offsets must increase)",
+            batches[b].position,
+        )
 
 
-def _gaps(scanned: ScannedLog, offsets, counts, last, report: FileReport) -> None:
+def _gaps(scanned: ScannedLog, offsets, counts, last, damage, report: FileReport) -> None:
     """Non-consecutive offsets: a record more than one above the offset before it (the last
-    record's, or the last offset of a batch whose records were not decoded)."""
+    record's, or the last offset of a batch whose records were not decoded). ``damage``:
+    the sorted byte positions of the damage reported in the file (damaged batches, framing
+    damage and the bytes a salvaging walk stepped over), which explains a gap it lies in."""
     n = len(scanned.batches)
     if not n:
         return
@@ -565,21 +627,41 @@ def _gaps(scanned: ScannedLog, offsets, counts, last, report: FileReport) -> Non
     if not len(found):
         return
     scanned.has_gaps = True
+    # A gap is damage's doing when damage lies from the batch of the offset before it to the
+    # batch of the offset after it (a damaged batch's own header offsets, its lost records,
+    # or bytes that framed no batch): only the other gaps are compaction's to explain.
+    positions = np.fromiter((b.position for b in scanned.batches), np.int64, n)
+    before, after = positions[owner[found - 1]], positions[owner[found]]
+    damaged = np.searchsorted(damage, after, "right") > np.searchsorted(damage, before, "left")
     listed = [
-        (int(seq[k - 1]), int(seq[k]), scanned.batches[int(owner[k])].position)
-        for k in found[:MAX_LISTED_GAPS].tolist()
+        (int(seq[k - 1]), int(seq[k]), int(positions[owner[k]]), bool(d))
+        for k, d in zip(
+            found[:MAX_LISTED_GAPS].tolist(), damaged[:MAX_LISTED_GAPS].tolist(), strict=True
+        )
     ]
     count = len(found)
-    first = ", ".join(f"{a} is followed by {b}" for a, b, _ in listed[:3])
+    across = int(damaged.sum())
+    first = ", ".join(f"{a} is followed by {b}" for a, b, _, _ in listed[:3])
+    if not across:
+        why = "compaction leaves these"
+    elif across == count:
+        each = " of each" if count > 1 else ""
+        why = f"damage reported in this file lies between the two offsets{each}"
+    else:
+        why = (
+            f"damage reported in this file lies between the two offsets of {across}; "
+            "compaction leaves the others"
+        )
     # A note, not a warning: the cleaner leaves gaps in every healthy compacted topic (and
-    # Kafka's readers take them: offsets only increase), so they are worth saying, not fixing.
+    # Kafka's readers take them: offsets only increase), so they are worth saying, not fixing;
+    # a gap damage made is the damage's, which is reported as an error of its own.
     report.add(
         "note",
         "non-consecutive",
         f"non-consecutive offsets: {count} gap{'s' * (count > 1)} ({first}"
-        f"{', ...' if count > 3 else ''}); compaction leaves these",
+        f"{', ...' if count > 3 else ''}); {why}",
         listed[0][2],
-        [{"offset": a, "next": b, "position": p} for a, b, p in listed],
+        [{"offset": a, "next": b, "position": p, "damage": d} for a, b, p, d in listed],
     )
 
 
@@ -597,30 +679,21 @@ def _check_batch_offsets(
             f"last offset {batch.last_offset} is below the first offset {first}",
             batch.position,
         )
-    if previous is not None and first <= previous:
-        # In a segment this is damage; a file of batches collected elsewhere (a fetch
-        # response, a test fixture) may legitimately start again at 0.
-        report.add(
-            "error" if base_offset is not None else "warning",
+    if base_offset is not None:
+        # In a segment: where its offsets may lie, by the readers' own rule (segment_offsets)
+        reason = SegmentOffsets(base_offset, previous).judge(first, batch.last_offset)
+        if reason is not None:
+            check = "base-offset" if first < base_offset else "offsets"
+            report.error(check, reason, batch.position)
+    elif previous is not None and first <= previous:
+        # A file of batches collected elsewhere (a fetch response, a test fixture) may
+        # legitimately start again at 0: worth a warning, not damage.
+        report.warning(
             "offsets",
             f"batch offsets {first}..{batch.last_offset} do not follow the "
             f"previous offset {previous} (offsets must increase)",
             batch.position,
         )
-    if base_offset is not None:
-        if first < base_offset:
-            report.error(
-                "base-offset",
-                f"batch base offset {first} is below the segment's base offset {base_offset}",
-                batch.position,
-            )
-        elif batch.last_offset - base_offset > _INT32_MAX:
-            report.error(
-                "offsets",
-                f"last offset {batch.last_offset} is more than 2^31-1 above the segment's "
-                f"base offset {base_offset}: the indexes cannot hold it",
-                batch.position,
-            )
     if next_base_offset is not None and batch.last_offset >= next_base_offset:
         report.error(
             "base-offset",

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from ..cpus import default_threads
 from ..errors import KafkaFormatError
+from .args import UsageError, stdin_path
+from .stdio import guarded_stdio
 
 #: Modules of this package that each add one sub-command with ``register(subparsers)``.
 COMMAND_MODULES = (
@@ -32,8 +34,25 @@ COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that arguments no option takes are the command's error
+    (``kafka-format dump: error: unrecognized arguments: ...``), as every other usage error
+    of a command is, not the top-level parser's."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            parser = self.commands.get(getattr(parsed, "command", None) or "", self)
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kafka-format",
         description="Read Apache Kafka's log segments, indexes and snapshots without a broker.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -43,18 +62,31 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(f"{__package__}.{name}").register(sub)
+    parser.commands = dict(sub.choices)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status: 0 healthy, 1 damage (or the command could not read
+    what it was given), 2 a command line it cannot carry out as given."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    with guarded_stdio():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Two forms of error line, each the same in every command: the command's own, argparse's
+    # `kafka-format COMMAND: error: ...` (a bad command line, an input it cannot read), and
+    # a finding in the data, `error: FILE @POSITION (base offset N): cause`.
+    prefix = f"kafka-format {args.command}: error:"
     try:
         # A bad $KAFKA_FORMAT_THREADS is a usage error, whatever the command (--threads wins).
         if getattr(args, "threads", None) is None:
             default_threads()
-    except ValueError as exc:
-        print(f"kafka-format {args.command}: error: {exc}", file=sys.stderr)
+        _standard_input(args)
+    except (ValueError, UsageError) as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
         return 2
     try:
         if not _skip_what_the_broker_skips(args):
@@ -64,20 +96,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             install()  # one line on stderr if the kernels compile into a cold cache
         return args.run(args)
+    except UsageError as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 2
     except KafkaFormatError as exc:
-        print(f"kafka-format: error: {exc}", file=sys.stderr)
+        # Damage at a place in the data is the finding every command writes alike, whether
+        # it stops the command or not; anything else is the command's own error.
+        finding = exc.position is not None
+        print(f"error: {exc}" if finding else f"{prefix} {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        raise
     except OSError as exc:
         name = getattr(exc, "filename", None)
-        print(
-            f"kafka-format: error: {name + ': ' if name else ''}{exc.strerror or exc}",
-            file=sys.stderr,
-        )
+        print(f"{prefix} {name + ': ' if name else ''}{exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+#: The argument holding the paths each command reads (a list, or one path).
+_PATH_ARGUMENTS = {
+    "dump": "files",
+    "verify": "paths",
+    "stats": "paths",
+    "find": "directory",
+    "inspect": "file",
+    "producers": "dir",
+    "recover": "src",
+}
+
+
+def _standard_input(args: argparse.Namespace) -> None:
+    """``-`` as a path: standard input, read as ``/dev/stdin`` (a pipe, a FIFO or a
+    redirected file), which is the name the output gives it."""
+    attr = _PATH_ARGUMENTS.get(args.command)
+    value = getattr(args, attr, None) if attr else None
+    if isinstance(value, str):
+        setattr(args, attr, stdin_path(value))
+    elif value:
+        setattr(args, attr, [stdin_path(v) for v in value])
+    listed = getattr(args, "files_opt", None)
+    if listed:
+        args.files_opt = ",".join(stdin_path(f) for f in listed.split(","))
 
 
 #: Commands that read data, and the argument holding their paths (find's: one path).
@@ -133,16 +192,14 @@ def _of_topics(path: str, topics: list[str]) -> bool:
 
 
 def entry_point() -> None:
+    status = main()
     try:
-        status = main()
         sys.stdout.flush()
     except BrokenPipeError:
-        # `kafka-format dump ... | head` closes the pipe early: not an error worth a traceback.
-        import os
-
+        # The reader went away before the last of the output: the verdict stands, silently
+        # (stdout then points at /dev/null, so the interpreter's own flush does not fail).
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        status = 0
     sys.exit(status)
 
 

@@ -17,6 +17,33 @@ from ..files.names import parse_partition_dir_name
 from ..read.sources import partition_dirs
 
 
+class UsageError(KafkaFormatError):
+    """A command line that cannot be carried out as given, whatever the files hold (a path
+    of the wrong kind for the command, options that do not go together): exit status 2, in
+    argparse's own words, ``kafka-format COMMAND: error: ...``."""
+
+
+#: What ``-`` names as a path: standard input (a pipe, a FIFO, or a file redirected in).
+STDIN = "/dev/stdin"
+
+
+def stdin_path(path: str) -> str:
+    """``path``, or for ``-`` standard input's path; a :class:`UsageError` when standard
+    input is a terminal (a command would wait for a log to be typed in)."""
+    if path != "-":
+        return path
+    try:
+        terminal = sys.stdin is None or sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        terminal = True
+    if terminal:
+        raise UsageError(
+            "'-' reads a log from standard input, which is a terminal here: pipe or redirect "
+            "one in (cat 00000000000000000000.log | kafka-format verify -)"
+        )
+    return STDIN if os.path.exists(STDIN) else "/dev/fd/0"
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -245,11 +272,10 @@ def select_partitions(
     return chosen
 
 
-def topic_paths(args: argparse.Namespace, command: str) -> list[str] | None:
-    """``args.paths`` kept to what ``--topic`` / ``--partition`` select; None (after one line
-    on stderr) when a directory holds none of them."""
+def topic_paths(args: argparse.Namespace) -> list[str]:
+    """``args.paths`` kept to what ``--topic`` / ``--partition`` select; a
+    :class:`UsageError` when a directory holds none of them."""
     try:
         return select_partitions(args.paths, args.topic, args.partition)
     except ValueError as exc:
-        print(f"kafka-format {command}: error: {exc}", file=sys.stderr)
-        return None
+        raise UsageError(str(exc)) from None

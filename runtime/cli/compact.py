@@ -32,7 +32,7 @@ from ..log.compaction_policy import parse_policies
 from ..log.compaction_stream import compact_stream
 from ..progress import Progress
 from ..read.jsonlines import JsonLines
-from .args import parse_timestamp
+from .args import UsageError, parse_timestamp
 
 #: Null-key records listed one by one in the text report before the rest are counted.
 MAX_LISTED = 20
@@ -171,10 +171,10 @@ def _config(args: argparse.Namespace) -> CleanerConfig:
 def _run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if args.removed and not args.jsonl:
-        raise SystemExit("kafka-format compact: error: --removed goes with --jsonl")
+        raise UsageError("--removed goes with --jsonl")
     dirs = [d for p in args.paths for d in partitions_of(p)]
     if args.first_dirty_offset is not None and len(dirs) != 1:
-        raise SystemExit("kafka-format compact: error: --first-dirty-offset needs one partition")
+        raise UsageError("--first-dirty-offset needs one partition")
     config = _config(args)
     default, per_topic = parse_policies(args.cleanup_policy)
     progress = _progress(args, dirs, out)

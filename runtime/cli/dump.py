@@ -38,12 +38,13 @@ from ..files.checkpoints import (
     UNKNOWN_SUFFIXES,
 )
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
-from ..model import Report
+from ..model import Batch, Report
 from ..progress import Progress, wanted
 from ..read.ranges import Range
 from ..read.reader import iter_batches
-from ..read.sources import resolve
+from ..read.sources import Source, resolve
 from .args import (
+    UsageError,
     add_threads,
     add_topic_filter,
     decoder_class,
@@ -54,6 +55,7 @@ from .args import (
     select_partitions,
     threaded,
 )
+from .dump_committed import Shows, committed_view, counted
 from .dump_files import (
     base_offset_of,
     dump_index,
@@ -68,6 +70,7 @@ from .dump_files import (
 )
 from .dump_jsonl import dump_counted_jsonl, range_bounds, tracked
 from .dump_result import DumpResult, absolute, print_reports
+from .stdio import pipe_closed
 from .text import (
     BOOTSTRAP_SNAPSHOT,
     DECODERS,
@@ -134,16 +137,27 @@ def _dump_counted(
     """:func:`dump_log`, and the records it printed, when a range counts them (else 0)."""
     if options.jsonl:
         return dump_counted_jsonl(path, options, out, err, progress)
+    # --isolation read_committed: the batches a read_committed consumer receives records of
+    source, name, shows = committed_view(path, options)
     if options.range is not None:
-        return _dump_ranged(path, options, out, err, progress)
+        return _dump_ranged(path, options, out, err, progress, source, name, shows)
     result = DumpResult()
     if not os.path.isdir(path):
-        _dump_one_log(path, options, out, err, progress, result)
+        _dump_one_log(path, options, out, err, progress, result, source, name, shows)
         return result, 0
     for log in resolve(path):
         out.write(f"Dumping {log.name}\n")
-        _dump_one_log(log.name, options, out, err, progress, result)
+        _dump_one_log(log.name, options, out, err, progress, result, shows=shows)
+        if _unread_damage(out, result):
+            break
     return result, 0
+
+
+def _unread_damage(out: TextIO, result: DumpResult) -> bool:
+    """Whether the dump may stop: no one reads stdout any more (| head) and the verdict is
+    already damage, which nothing later can undo. A verdict still healthy is read to its
+    end (the exit status must say whether the log is)."""
+    return pipe_closed(out) and not result.ok
 
 
 def _dump_ranged(
@@ -152,6 +166,9 @@ def _dump_ranged(
     out: TextIO,
     err: TextIO,
     progress: Progress | None,
+    source: Source | None = None,
+    name: str | None = None,
+    shows: Shows = None,
 ) -> tuple[DumpResult, int]:
     """The batches of a range, each segment after its ``Dumping FILE`` and ``Log starting
     offset`` lines (a lone file's ``Dumping`` line is the caller's); the batches overlapping
@@ -160,15 +177,20 @@ def _dump_ranged(
     report = Report()
     deep = options.deep_iteration or options.print_data_log
     counting = options.range is not None and options.range.max_records is not None
+    bounds = range_bounds(options)
+    limit = bounds.pop("max_records") if shows is not None else None
     batches = iter_batches(
-        path,
+        path if source is None else source,
         records=deep or counting,
         verify_crc="report",
         errors=options.errors,
         report=report,
+        name=name,
         **_max_bytes(options),
-        **range_bounds(options),
+        **bounds,
     )
+    if shows is not None and limit is not None:
+        batches = counted(batches, shows, limit)
     current: str | None = None
     last_offset: int | None = None
     printed = reported = 0
@@ -186,25 +208,32 @@ def _dump_ranged(
                 f"position {batch.position} ({batch.size} bytes)\n"
             )
             break
-        reported += _print_batch(batch, current, options, out, err, result)
+        reported += _print_batch(batch, current, options, out, err, result, shows)
+        if shows is not None and not shows(batch):
+            continue
         if batch.records and not batch.is_control:
             printed += len(batch.records)
         if deep and batch.records:
-            for record in batch.records:
-                if last_offset is not None and record.offset != last_offset + 1:
-                    gaps = result.non_consecutive.setdefault(absolute(current), [])
-                    gaps.append((last_offset, record.offset))
-                last_offset = record.offset
-                out.write(record_line(batch, record, options) + "\n")
+            last_offset = _print_records(batch, current, last_offset, options, out, result)
+        if _unread_damage(out, result):
+            break
     _report_tail_and_errors(report, options, out, err, result, already=reported)
     return result, printed
 
 
 def _print_batch(
-    batch, path: str, options: DumpOptions, out: TextIO, err: TextIO, result: DumpResult
+    batch: Batch,
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    result: DumpResult,
+    shows: Shows = None,
 ) -> int:
-    """The batch's line, and its damage on stderr; 1 when the damage was the reader's."""
-    out.write(batch_line(batch, batch.position) + "\n")
+    """The batch's line (unless read_committed hides it), and its damage on stderr, shown or
+    not (the verdict is the log's); 1 when the damage was the reader's."""
+    if (shows is None or shows(batch)) and not pipe_closed(out):  # no one reads: not built
+        out.write(batch_line(batch, batch.position) + "\n")
     problem = batch.error
     if problem is None and batch.crc_valid is False:
         problem = CrcMismatchError(
@@ -221,6 +250,26 @@ def _print_batch(
     return int(batch.error is not None)
 
 
+def _print_records(
+    batch: Batch,
+    path: str,
+    last_offset: int | None,
+    options: DumpOptions,
+    out: TextIO,
+    result: DumpResult,
+) -> int | None:
+    """The batch's record lines, noting where offsets are not consecutive; the last offset."""
+    unread = pipe_closed(out)  # the gaps are still said, on stderr; the lines not built
+    for record in batch.records or ():
+        if last_offset is not None and record.offset != last_offset + 1:
+            gaps = result.non_consecutive.setdefault(absolute(batch.file or path), [])
+            gaps.append((last_offset, record.offset))
+        last_offset = record.offset
+        if not unread:
+            out.write(record_line(batch, record, options) + "\n")
+    return last_offset
+
+
 def _dump_one_log(
     path: str,
     options: DumpOptions,
@@ -228,6 +277,9 @@ def _dump_one_log(
     err: TextIO,
     progress: Progress | None,
     result: DumpResult,
+    source: Source | None = None,
+    name: str | None = None,
+    shows: Shows = None,
 ) -> None:
     report = Report()
     header = _log_header(path)
@@ -237,11 +289,12 @@ def _dump_one_log(
     last_offset: int | None = None
     reported = 0  # errors of iter_batches' report printed with their batch
     batches = iter_batches(
-        path,
+        path if source is None else source,
         records=deep,
         verify_crc="report",
         errors=options.errors,
         report=report,
+        name=name,
         **_max_bytes(options),
     )
     for batch in tracked(batches, progress):
@@ -253,28 +306,11 @@ def _dump_one_log(
                 f"position {batch.position} ({batch.size} bytes)\n"
             )
             break
-        out.write(batch_line(batch, batch.position) + "\n")
-        problem = batch.error
-        reported += problem is not None
-        if problem is None and batch.crc_valid is False:
-            problem = CrcMismatchError(
-                batch.crc,
-                batch.computed_crc,
-                algorithm="crc32c" if batch.magic >= 2 else "crc32",
-                file=batch.file,
-                position=batch.position,
-                base_offset=batch.base_offset,
-            )
-        if problem is not None:
-            result.errors.append(str(problem))
-            err.write(f"error: {problem}\n")
-        if deep and batch.records:
-            for record in batch.records:
-                if last_offset is not None and record.offset != last_offset + 1:
-                    gaps = result.non_consecutive.setdefault(absolute(batch.file or path), [])
-                    gaps.append((last_offset, record.offset))
-                last_offset = record.offset
-                out.write(record_line(batch, record, options) + "\n")
+        reported += _print_batch(batch, path, options, out, err, result, shows)
+        if deep and batch.records and (shows is None or shows(batch)):
+            last_offset = _print_records(batch, path, last_offset, options, out, result)
+        if _unread_damage(out, result):
+            break
     _report_tail_and_errors(report, options, out, err, result, already=reported)
 
 
@@ -374,6 +410,8 @@ def dump(
     everything = DumpResult()
     try:
         for path in paths:
+            if pipe_closed(out) and (status or not everything.ok):
+                break  # no one reads on, and the verdict is damage whatever follows
             if not options.jsonl and not (dumper_for(path) is dump_log and os.path.isdir(path)):
                 # A directory's segments each get their own line (dump_log).
                 out.write(f"Dumping {path}\n")
@@ -413,7 +451,7 @@ examples:
   kafka-format dump --jsonl --isolation read_committed /var/lib/kafka/orders-0 > orders.jsonl
   kafka-format dump --jsonl --value-decoder string orders-0   # values as text, not base64
   kafka-format dump --jsonl --batches 00000000000000000000.log     # batch headers as JSON
-  cat 00000000000000000000.log | kafka-format dump --jsonl /dev/stdin   # pipes and FIFOs
+  cat 00000000000000000000.log | kafka-format dump --jsonl -   # standard input, FIFOs too
   kafka-format dump --jsonl --salvage damaged-0 > rescued.jsonl   # every intact batch
   kafka-format dump recovery-point-offset-checkpoint orders-0/partition.metadata
   kafka-format dump 00000000000000000000.index 00000000000000000000.timeindex
@@ -446,7 +484,16 @@ An .index or .timeindex is checked against the .log beside it, as kafka-dump-log
 that do not match are listed on stderr after everything was dumped ("Mismatches in :FILE",
 "Found timestamp mismatch in :FILE", ...). Progress goes to stderr when it is a terminal
 (and stdout is not) and there are a few MB to read. Exit status: 0 when everything read is
-intact, 1 when something is damaged (still dumped as far as it reads), 2 for bad arguments.
+intact, 1 when something is damaged (still dumped as far as it reads), 2 for bad arguments;
+the same when stdout is closed early (| head): the dump stops there if it has met damage,
+else it reads on, printing nothing more, to its verdict.
+FILE may be - (standard input), a FIFO or /dev/stdin: read as a stream, frame by frame
+(held in memory with --isolation read_committed, --salvage or a range, which read it more
+than once or look ahead).
+--isolation read_committed shows in every output of a log only what a read_committed
+consumer receives: the batches (text, --batches) and records of committed and
+non-transactional data, none of aborted transactions, no markers, nothing at or past the
+last stable offset; -c counts those records. Damage in what it hides is still reported.
 A log is read up to framing damage (a broken length or magic: nothing after it can be framed
 by its lengths); --salvage reports that damage and goes on at the next whole batch whose CRC
 holds, to the end of the file, so that every intact batch of a damaged log is dumped.
@@ -564,7 +611,9 @@ def register(sub) -> None:
         "--isolation",
         choices=["read_uncommitted", "read_committed"],
         default="read_uncommitted",
-        help="with --jsonl: drop records of aborted transactions under read_committed",
+        help="read_committed: only what a read_committed consumer receives, in every output "
+        "of a log (the records, or the batches holding them: none of aborted transactions, "
+        "no markers, nothing at or past the last stable offset)",
     )
     d.add_argument("--no-verify-crc", action="store_true", help="with --jsonl: do not check CRCs")
     d.add_argument(
@@ -654,8 +703,7 @@ def _run_dump(args: argparse.Namespace) -> int:
         rng = range_of(args)
         files = select_partitions(files, args.topic, args.partition)
     except ValueError as exc:
-        print(f"kafka-format dump: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     # As kafka-dump-log: naming a decoder class, even the default one, prints the data.
     classes_given = args.key_decoder_class is not None or args.value_decoder_class is not None
     try:
@@ -664,8 +712,7 @@ def _run_dump(args: argparse.Namespace) -> int:
         if args.value_decoder_class is not None:
             args.value_decoder = decoder_class(args.value_decoder_class)
     except ValueError as exc:
-        print(f"kafka-format dump: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     decode_keys = args.key_decoder is not None
     decode_values = args.value_decoder is not None
     decoders_given = (

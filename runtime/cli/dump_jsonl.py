@@ -29,8 +29,10 @@ from ..progress import Progress
 from ..read.columnar import iter_arrow_batches
 from ..read.jsonlines import JsonLines
 from ..read.reader import iter_batches
+from .dump_committed import committed_view, counted
 from .dump_decoded import decoded_lines
 from .dump_result import DumpResult
+from .stdio import pipe_closed
 from .text import DumpOptions
 
 __all__ = ["dump_counted_jsonl", "dump_log_jsonl", "range_bounds", "tracked"]
@@ -130,7 +132,10 @@ def _records(
         count = 0
         for batch in batches:
             count += batch.num_rows
-            write(encode(batch))
+            if not pipe_closed(out):  # else the lines are not built: read on for the verdict
+                write(encode(batch))
+            elif report.errors:
+                break  # no one reads on, and the verdict is damage whatever follows
     return count
 
 
@@ -154,16 +159,25 @@ def _writer(out: TextIO):
 def _batch_headers(
     path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
 ) -> int:
+    source, name, shows = committed_view(path, options)
     read: dict[str, Any] = dict(verify_crc=options.verify_crc, errors=options.errors, report=report)
     read.update(_max_bytes(options))
     read.update(range_bounds(options))
     # A count is of records: then they are decoded, to be counted.
     counting = options.range is not None and options.range.max_records is not None
+    limit = read.pop("max_records", None) if shows is not None else None
+    batches = iter_batches(source, records=counting, name=name, **read)
+    if shows is not None and limit is not None:
+        batches = counted(batches, shows, limit)  # of the records shown
     count = 0
-    for batch in tracked(iter_batches(path, records=counting, **read), progress):
+    for batch in tracked(batches, progress):
+        if shows is not None and not shows(batch):
+            continue  # read_committed: no record of it reaches a consumer
         out.write(json.dumps(batch_json(batch), separators=(",", ":")) + "\n")
         if batch.records and not batch.is_control:
             count += len(batch.records)
+        if pipe_closed(out) and report.errors:
+            break  # no one reads on, and the verdict is damage whatever follows
     return count
 
 

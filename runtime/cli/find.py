@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import KafkaFormatError
+from ..errors import CrcMismatchError, KafkaFormatError
 from ..files.names import FileKind, parse_segment_file_name
 from ..format.jsonform import batch_json, record_json
 from ..log.partition import (
@@ -30,8 +30,14 @@ from ..log.partition import (
     Partition,
     Segment,
 )
-from ..read.sources import partition_dirs, skipped_itself
-from .args import OFFSET_SPECS, add_topic_filter, parse_timestamp_spec, select_partitions
+from ..read.sources import is_stream_path, partition_dirs, skipped_itself, spooled
+from .args import (
+    OFFSET_SPECS,
+    UsageError,
+    add_topic_filter,
+    parse_timestamp_spec,
+    select_partitions,
+)
 from .text import DECODERS, DumpOptions, batch_line, record_line
 
 
@@ -54,9 +60,12 @@ def open_partition(path: str) -> Partition:
     if not partition.segments:
         subs = partition_dirs(Path(path))
         if subs:
+            # find looks in one partition: naming many is the command line's fault (exit 2)
             names = ", ".join(p.name for p in subs[:5]) + (", ..." if len(subs) > 5 else "")
-            raise KafkaFormatError(
-                f"a log directory, not a partition directory: give one of {names}", file=path
+            raise UsageError(
+                f"a log directory, not a partition directory: give one of {names}, or "
+                "--topic and --partition naming one",
+                file=path,
             )
         raise KafkaFormatError("no .log segments in this directory", file=path)
     return partition
@@ -126,8 +135,15 @@ def _not_found(partition: Partition, offset: int | None, timestamp: int | None) 
     )
 
 
-def describe(result: LookupResult, options: DumpOptions, *, offset: int | None = None) -> list[str]:
-    """The text lines for a result; ``offset`` is the one asked for (None for a timestamp)."""
+def describe(
+    result: LookupResult,
+    options: DumpOptions,
+    *,
+    offset: int | None = None,
+    file: str | None = None,
+) -> list[str]:
+    """The text lines for a result; ``offset`` is the one asked for (None for a timestamp),
+    ``file`` the segment's name where it is not its path (a pipe read into a copy)."""
     requested = "the timestamp" if offset is None else f"offset {offset}"
     how = (
         "offset index" + (" and time index" if offset is None else "")
@@ -136,7 +152,7 @@ def describe(result: LookupResult, options: DumpOptions, *, offset: int | None =
         + (f": {result.index_note}" if result.index_note else "")
     )
     lines = [
-        f"Segment: {result.segment.log} (base offset {result.segment.base_offset})",
+        f"Segment: {file or result.segment.log} (base offset {result.segment.base_offset})",
         f"Position: {result.position} ({how}; {result.stats.bytes_read} bytes read, "
         f"{result.stats.batches_scanned} batches looked at)",
         batch_line(result.batch, result.position),
@@ -154,13 +170,14 @@ def describe(result: LookupResult, options: DumpOptions, *, offset: int | None =
     return lines
 
 
-def as_json(result: LookupResult) -> dict:
+def as_json(result: LookupResult, *, file: str | None = None) -> dict:
     record = result.record
+    segment = file or str(result.segment.log)
     out: dict = {
         "topic": result.batch.topic,
         "partition": result.batch.partition,
-        "file": str(result.segment.log),
-        "segment": str(result.segment.log),
+        "file": segment,
+        "segment": segment,
         "segmentBaseOffset": result.segment.base_offset,
         "position": result.position,
         "usedIndex": result.used_index,
@@ -190,11 +207,35 @@ def find(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """Look up and print; the exit status: 0 found, 1 not found or the batch is damaged."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    """Look up and print; the exit status: 0 found, 1 not found or the batch is damaged. A
+    pipe, a FIFO or ``/dev/stdin`` is read once into a temporary file first, and looked in
+    as a file of batches without indexes (its name tells no base offset: 0)."""
     if (offset is None) == (timestamp is None):
         raise ValueError("give exactly one of offset and timestamp")
+    if is_stream_path(path):
+        with spooled(path) as copy:
+            try:
+                return _find(str(copy), path, offset, timestamp, options, jsonl, out, err)
+            except KafkaFormatError as exc:  # named in the copy's name: give it the pipe's
+                if exc.file == str(copy):
+                    exc.file = path
+                raise
+    return _find(path, path, offset, timestamp, options, jsonl, out, err)
+
+
+def _find(
+    path: str,
+    name: str,
+    offset: int | None,
+    timestamp: int | None,
+    options: DumpOptions | None,
+    jsonl: bool,
+    out: TextIO | None,
+    err: TextIO | None,
+) -> int:
+    """:func:`find` in ``path``, which the output calls ``name``."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     options = options or DumpOptions()
     partition = open_partition(path)
     if timestamp == LATEST_TIMESTAMP:
@@ -213,18 +254,25 @@ def find(
             why = why.replace("the log start offset", "the segment's base offset")
             why = why.replace("the log ends", "the segment ends")
             why = why.replace("(log start offset", "(base offset")
-        err.write(f"kafka-format find: {path}: {why}\n")
+        err.write(f"kafka-format find: error: {name}: {why}\n")
         return 1
+    shown = None if name == path else name
     if jsonl:
-        out.write(json.dumps(as_json(result)) + "\n")
+        out.write(json.dumps(as_json(result, file=shown)) + "\n")
     else:
-        out.write("\n".join(describe(result, options, offset=offset)) + "\n")
-    if result.batch.crc_valid is False:
-        err.write(
-            f"error: {result.batch.file} @{result.position} (base offset "
-            f"{result.batch.base_offset}): stored crc {result.batch.crc:#010x}, computed "
-            f"{result.batch.computed_crc:#010x}\n"
+        out.write("\n".join(describe(result, options, offset=offset, file=shown)) + "\n")
+    batch = result.batch
+    if batch.crc_valid is False:
+        # the line every command gives this damage (dump, stats, verify, inspect)
+        damage = CrcMismatchError(
+            batch.crc,
+            batch.computed_crc,
+            algorithm="crc32c" if batch.magic >= 2 else "crc32",
+            file=shown or batch.file,
+            position=result.position,
+            base_offset=batch.base_offset,
         )
+        err.write(f"error: {damage}\n")
         return 1
     return 0
 
@@ -246,7 +294,10 @@ first segment whose largest timestamp reaches the target, then .timeindex, .inde
 and the search ends with that segment, as the broker's does (a segment without timestamps,
 magic 0, counts its file's modification time as its largest timestamp).
 A missing or damaged index is reported and the segment scanned from its start instead.
-Exit status: 0 found, 1 nothing found (or a damaged batch), 2 bad arguments.
+PATH may be - (standard input), a FIFO or /dev/stdin: it is read once into a temporary file
+in $TMPDIR and looked in as a file of batches without indexes (base offset 0).
+Exit status: 0 found, 1 nothing found (or a damaged batch), 2 bad arguments (a log dir
+without --topic and --partition naming one partition among them).
 """
 
 
@@ -293,16 +344,13 @@ def _run_find(args: argparse.Namespace) -> int:
     try:
         chosen = select_partitions([args.directory], args.topic, args.partition)
     except ValueError as exc:
-        print(f"kafka-format find: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     if len(chosen) != 1:
         names = ", ".join(Path(p).name for p in chosen[:5]) + (", ..." if len(chosen) > 5 else "")
-        print(
-            f"kafka-format find: error: {args.directory}: --topic/--partition select "
-            f"{len(chosen)} partitions ({names}); find looks in one",
-            file=sys.stderr,
+        raise UsageError(
+            f"--topic/--partition select {len(chosen)} partitions ({names}); find looks in one",
+            file=args.directory,
         )
-        return 2
     return find(
         chosen[0],
         offset=args.offset,

@@ -18,7 +18,7 @@ from ..write.generate import (
     TOPIC_KINDS,
     generate_log_dir,
 )
-from .args import non_negative_int, positive_int
+from .args import UsageError, non_negative_int, positive_int
 
 __all__ = ["EPILOG", "parse_size", "register"]
 
@@ -55,6 +55,9 @@ examples:
   kafka-format generate bench-logs --size 512MiB --codec zstd --segment-bytes 128MiB
   kafka-format generate live-logs --live     # active segments as a running broker leaves them
   kafka-format verify demo-logs && kafka-format dump --jsonl demo-logs/orders-0 | sha256sum
+
+Exit status: 0 when DIR was written, 1 when it could not be, 2 for bad arguments (DIR not a
+new or empty directory, a scenario or value the generator does not know).
 """
 
 
@@ -178,11 +181,10 @@ class _Progress:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from ..errors import KafkaFormatError
-
     root = Path(args.dir)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise KafkaFormatError("exists and is not an empty directory", file=str(root))
+        # where to write is the command line's to say: a used directory is a bad argument
+        raise UsageError("exists and is not an empty directory", file=str(root))
     progress = _Progress(args.size) if args.size and sys.stderr.isatty() else None
     try:
         result = generate_log_dir(
@@ -202,8 +204,8 @@ def _run_generate(args: argparse.Namespace) -> int:
             linger_ms=args.linger_ms,
             rate=args.rate,
         )
-    except ValueError as exc:
-        raise KafkaFormatError(str(exc), file=str(root)) from None
+    except ValueError as exc:  # a value the options allow but the generator does not know
+        raise UsageError(str(exc), file=str(root)) from None
     finally:
         if progress is not None:
             progress.finish()

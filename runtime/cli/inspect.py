@@ -20,7 +20,8 @@ from ..format import layout
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import LOG_OVERHEAD, Damage, Frame, iter_frames, judge
 from ..model import TruncatedTail
-from ..read.sources import resolve
+from ..read.sources import is_stream_path, resolve, spooled
+from .args import UsageError
 
 _LAST_OFFSET_DELTA = layout.field_struct(layout.V2_HEADER_FIELDS, "last_offset_delta")
 _LENGTH = layout.field_struct(layout.FRAME_HEADER_FIELDS, "length")
@@ -40,8 +41,13 @@ examples:
       piped or redirected: plain text, no colour, values never wrapped (--color always
       keeps the colours)
 
+  cat 00000000000000000000.log | kafka-format inspect - --offset 1234
+      standard input (or a FIFO): read once into a temporary file in $TMPDIR, then as a file
+
 Exit status: 0 when the batch parses and its CRC holds; 1 when anything is wrong with it
-(still shown as far as it parses) or no batch matches, with one line per problem on stderr.
+(still shown as far as it parses) or no batch matches, with one line per problem on stderr
+(error: FILE @POSITION: ...); 2 for bad arguments (a directory); the same when stdout is
+closed early (| head).
 """
 
 
@@ -124,21 +130,38 @@ def inspect_file(
     position: int | None = None,
     max_decompressed_bytes: int = DEFAULT_MAX_BYTES,
 ) -> BatchView:
-    """Find one batch of a file and build its field tree."""
+    """Find one batch of a file and build its field tree. A pipe, a FIFO or ``/dev/stdin``
+    is read once into a temporary file first: the batch is found by its position in the
+    bytes, and damage is judged with the bytes after it, as in a file."""
     if Path(path).is_dir():
-        raise KafkaFormatError("inspect reads one file, not a directory", file=path)
+        raise UsageError("inspect reads one file, not a directory", file=path)
+    if is_stream_path(path):
+        with spooled(path) as copy:
+            return _inspect(str(copy), path, offset, position, max_decompressed_bytes)
+    return _inspect(path, None, offset, position, max_decompressed_bytes)
+
+
+def _inspect(
+    path: str,
+    name: str | None,
+    offset: int | None,
+    position: int | None,
+    max_decompressed_bytes: int,
+) -> BatchView:
+    """:func:`inspect_file` of ``path``, which findings call ``name`` (default: its own)."""
     (log,) = resolve(path)
+    name = name or log.name
     with log.open() as buf:
-        if not isinstance(buf, memoryview):  # pragma: no cover - paths are always mapped
-            raise KafkaFormatError("cannot map the file", file=path)
-        frame = find_frame(buf, file=log.name, offset=offset, position=position)
+        if not isinstance(buf, memoryview):  # pragma: no cover - regular files are mapped
+            raise KafkaFormatError("cannot map the file", file=name)
+        frame = find_frame(buf, file=name, offset=offset, position=position)
         # One batch is copied out so that the map can close before the slow part.
         data = bytes(frame.data)
         where = frame.position
         frame.data.release()
         del frame
     return inspect_frame(
-        data, position=where, file=log.name, max_decompressed_bytes=max_decompressed_bytes
+        data, position=where, file=name, max_decompressed_bytes=max_decompressed_bytes
     )
 
 
@@ -200,7 +223,8 @@ def run(args: argparse.Namespace) -> int:
             )
             render_terminal(view, console, max_bytes=args.max_bytes, show_problems=False)
     for problem in view.problems:
-        print(f"kafka-format: error: {problem}", file=sys.stderr)
+        # A finding in the batch: the located form every command gives damage
+        print(f"error: {problem}", file=sys.stderr)
     return 1 if view.problems else 0
 
 

@@ -7,15 +7,21 @@ prints it, as a table or as JSON lines, and sets the exit status.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import KafkaFormatError
+from ..files.names import FileKind, parse_segment_file_name, segment_file_name
 from ..log.partition import Partition
+from ..log.producer_state import Anomaly
 from ..log.producers import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ProducerState,
@@ -32,6 +38,7 @@ examples:
   kafka-format producers --check-snapshots /var/lib/kafka        # every partition of a log dir
   kafka-format producers --jsonl orders-0 | jq 'select(.type == "anomaly")'
   kafka-format producers orders-0 | awk '$9 != "-"'    # plain columns: open transactions
+  cat 00000000000000000219.log | kafka-format producers -   # one segment, from a pipe
 
 The state is what the broker's ProducerStateManager holds after loading the log: per producer
 id the epoch, the sequences and offsets of its last batch, its last timestamp, the coordinator
@@ -47,8 +54,12 @@ field. A log that no longer starts at offset 0 lost the producers of its deleted
 the state is then loaded from the earliest snapshot, as the broker loads one
 (--from-snapshot none rebuilds from the log alone).
 
+One file (a segment, any file of batches, - for standard input, a FIFO) is read as a partition
+holding that segment alone: no snapshots, its base offset from its name (0 when the name is no
+segment's). A pipe is read once, batch by batch, in bounded memory.
+
 Exit status: 0 when there is no anomaly and no snapshot mismatch, 1 otherwise, 2 for bad
-arguments.
+arguments; the same when stdout is closed early (| head).
 """
 
 
@@ -63,7 +74,12 @@ def register(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG,
     )
-    p.add_argument("dir", metavar="DIR", help="a partition directory (topic-N) or a log dir")
+    p.add_argument(
+        "dir",
+        metavar="PATH",
+        help="a partition directory (topic-N), a log dir, or one segment (or file of "
+        "batches; - for standard input) read as a partition of its own",
+    )
     p.add_argument(
         "--at",
         type=non_negative_int,
@@ -98,8 +114,6 @@ def register(sub) -> None:
 
 
 def _partitions(path: Path) -> list[Path]:
-    if not path.is_dir():
-        raise KafkaFormatError("not a directory", file=str(path))
     partition = Partition.open(path)
     if partition.segments or partition.snapshots:
         return [path]
@@ -111,19 +125,61 @@ def _partitions(path: Path) -> list[Path]:
     return subs
 
 
+@contextlib.contextmanager
+def _one_file(path: str) -> Iterator[Path]:
+    """A partition directory holding only ``path`` (a segment, any file of batches, a pipe,
+    a FIFO, ``/dev/stdin``), as a link named like a segment: its base offset from its name,
+    else 0. A pipe is read once, frame by frame, as the loader reads every segment."""
+    parsed = parse_segment_file_name(Path(path).name)
+    base = parsed.base_offset if parsed is not None and parsed.kind is FileKind.LOG else 0
+    with tempfile.TemporaryDirectory(prefix="kafka-format-") as directory:
+        # in a directory of its own: the loader reads the parent's cleaner-offset-checkpoint
+        partition = Path(directory) / "partition"
+        partition.mkdir()
+        (partition / segment_file_name(base, FileKind.LOG)).symlink_to(os.path.abspath(path))
+        yield partition
+
+
+def _as_given(report: ProducerStateReport, path: str) -> ProducerStateReport:
+    """The report of a :func:`_one_file` directory, in the name the file was given."""
+    inside = str(report.path) + os.sep
+
+    def renamed(anomaly: Anomaly) -> Anomaly:
+        own = anomaly.file is not None and anomaly.file.startswith(inside)
+        return dataclasses.replace(anomaly, file=path) if own else anomaly
+
+    report.anomalies = [renamed(a) for a in report.anomalies]
+    report.explained = [renamed(a) for a in report.explained]
+    report.path = Path(path)
+    return report
+
+
 def _run_producers(args: argparse.Namespace) -> int:
     seed: str | None = args.from_snapshot
     if seed == "none":
         seed = None
-    ok = True
-    for directory in _partitions(Path(args.dir)):
-        report = rebuild_producer_state(
-            directory,
-            at=args.at,
-            check_snapshots=args.check_snapshots,
-            seed=seed,
-            expiration_ms=args.producer_id_expiration_ms,
+    options = dict(
+        at=args.at,
+        check_snapshots=args.check_snapshots,
+        seed=seed,
+        expiration_ms=args.producer_id_expiration_ms,
+    )
+    if os.path.isdir(args.dir):
+        reports: Iterator[ProducerStateReport] = (
+            rebuild_producer_state(directory, **options)
+            for directory in _partitions(Path(args.dir))
         )
+        return _print_all(reports, args)
+    if not os.path.exists(args.dir):
+        raise KafkaFormatError("no such file or directory", file=args.dir)
+    with _one_file(args.dir) as directory:
+        report = rebuild_producer_state(directory, **options)
+    return _print_all(iter([_as_given(report, args.dir)]), args)
+
+
+def _print_all(reports: Iterator[ProducerStateReport], args: argparse.Namespace) -> int:
+    ok = True
+    for report in reports:
         if args.jsonl:
             for row in report_rows(report):
                 sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")

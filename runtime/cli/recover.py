@@ -4,14 +4,27 @@ it wrote (``analysis`` sits above ``log``, so the check is made here)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
+import struct
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from ..analysis.verify import log_bytes, verify_paths
+from ..files.names import FileKind, segment_file_name
 from ..log.recover import recover
 from ..log.recover_model import PartitionRecovery, RecoveryReport
 from ..progress import Progress, human_bytes, wanted
+from ..read.sources import is_stream_path, spooled
+from .args import UsageError
+
+_LOG = FileKind.LOG
+#: A batch's first field, its base offset (int64, big-endian).
+_BASE_OFFSET = struct.Struct(">q")
+#: The largest base offset a segment's 20-digit name holds.
+_MAX_BASE_OFFSET = 10**20 - 1
 
 EPILOG = """\
 examples:
@@ -29,9 +42,22 @@ regions, resynchronising at the next whole batch: offsets then have gaps, as aft
 Either way the .index, .timeindex, .txnindex, producer snapshots, leader-epoch-checkpoint and
 the log dir's checkpoints are rebuilt from the kept data, and the copy is verified.
 
-SRC is never written to; DEST must be a new or empty directory outside SRC. Exit status: 0
-when DEST was written, 1 when nothing could be (one line says why) or no batch could be kept,
-2 for bad arguments.
+Record counts are of data records (what a consumer reads), as `stats` counts them; `verify`
+counts the control records (transaction markers) apart. SRC may be - (standard input), a FIFO
+or /dev/stdin: it is read once into a temporary segment file in $TMPDIR, named from its first
+batch's base offset (00000000000000000000.log when that is no offset), which is recovered as
+a segment given alone is; the copy in DEST keeps that name.
+
+A partial batch at a segment's end (a truncated tail, which verify warns of) and an empty
+segment are no damage: they are left out of the copy and the report says so. A batch whose
+length field alone is broken (its records and CRC prove its real end) is kept by --salvage
+with its length set right, and reported as repaired.
+
+SRC is never written to; DEST must be a new or empty directory outside SRC. Exit status, as
+every command's: 0 when SRC held no damage and the copy verifies (DEST written), 1 when SRC
+held damage (DEST is still written with what was kept; the report says what was dropped or
+repaired), the copy does not verify, or SRC could not be read (one line says why), 2 for bad
+arguments (DEST not a new or empty directory, or inside SRC).
 """
 
 
@@ -66,15 +92,16 @@ def register(sub) -> None:
 
 
 def _run_recover(args: argparse.Namespace) -> int:
-    progress = None
-    if wanted(quiet=args.quiet):
-        total, files = log_bytes([args.src])
-        progress = Progress.start("recover", total, files=files, quiet=args.quiet)
-    try:
-        report = recover(args.src, args.dest, salvage=args.salvage, progress=progress)
-    finally:
-        if progress is not None:
-            progress.close()
+    _check_dest(args.src, args.dest)
+    if is_stream_path(args.src):
+        with spooled(args.src) as copy:
+            # named from its first batch's base offset, as the broker names a segment: the
+            # copy in DEST keeps that name, and its indexes are relative to it
+            segment = copy.rename(copy.with_name(segment_file_name(_base_offset(copy), _LOG)))
+            report = _recover(segment, args)
+        _as_given(report, str(segment), args.src)
+    else:
+        report = _recover(args.src, args)
     progress = None
     if wanted(quiet=args.quiet):
         total, files = log_bytes([args.dest])
@@ -95,14 +122,71 @@ def _run_recover(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
     else:
         print_report(report, sys.stdout, quiet=args.quiet)
-    if not report.batches:
+    if not report.batches and report.damaged:
         print(
-            f"kafka-format: error: {args.src}: no batch could be kept"
+            f"kafka-format recover: error: {args.src}: no batch could be kept"
             + ("" if args.salvage else " (--salvage keeps the intact batches after damage)"),
             file=sys.stderr,
         )
-        return 1
-    return 0
+    # As every command: 1 when the source held damage (what was dropped or repaired is in the
+    # report) or the copy does not verify; a truncated tail or an empty segment is none.
+    return 1 if report.damaged or not report.verified else 0
+
+
+def _recover(src: str | os.PathLike[str], args: argparse.Namespace) -> RecoveryReport:
+    progress = None
+    if wanted(quiet=args.quiet):
+        total, files = log_bytes([src])
+        progress = Progress.start("recover", total, files=files, quiet=args.quiet)
+    try:
+        return recover(src, args.dest, salvage=args.salvage, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _check_dest(src: str, dest: str) -> None:
+    """DEST as the command line gives it: a new or empty directory outside SRC, else a
+    usage error (exit 2) before anything is read (the library refuses the same, later)."""
+    source, target = Path(src), Path(dest)
+    if not is_stream_path(src) and source.exists():
+        territory = (source if source.is_dir() else source.parent).resolve()
+        resolved = target.resolve()
+        if resolved == territory or territory in resolved.parents:
+            raise UsageError(
+                f"is inside the source {src}: recover never writes into what it reads",
+                file=dest,
+            )
+    if target.exists() and not target.is_dir():
+        raise UsageError("is not a directory: DEST is a new or empty directory", file=dest)
+    if target.is_dir() and any(target.iterdir()):
+        raise UsageError("is not empty: recover writes into a new or empty directory", file=dest)
+
+
+def _base_offset(segment: Path) -> int:
+    """The base offset of the file's first batch; 0 when it has none that could be one."""
+    with open(segment, "rb") as fh:
+        head = fh.read(_BASE_OFFSET.size)
+    if len(head) < _BASE_OFFSET.size:
+        return 0
+    (base,) = _BASE_OFFSET.unpack(head)
+    return base if 0 <= base <= _MAX_BASE_OFFSET else 0
+
+
+def _as_given(report: RecoveryReport, copy: str, given: str) -> None:
+    """The report of a pipe's copy, in the name the pipe was given."""
+    report.source = given
+
+    def renamed(item):
+        return dataclasses.replace(item, file=given) if item.file == copy else item
+
+    for part in report.partitions:
+        if part.source == copy:
+            part.source = given
+        part.dropped = [renamed(d) for d in part.dropped]
+        part.left_out = [renamed(d) for d in part.left_out]
+        part.repaired = [renamed(d) for d in part.repaired]
+        part.segments_dropped = [renamed(d) for d in part.segments_dropped]
 
 
 def print_report(report: RecoveryReport, out: TextIO, *, quiet: bool = False) -> None:
@@ -121,7 +205,7 @@ def print_report(report: RecoveryReport, out: TextIO, *, quiet: bool = False) ->
             out.write(line + "\n")
     damaged = len(report.damaged)
     out.write(
-        f"Kept {report.batches:,} batches, {report.records:,} records in "
+        f"Kept {report.batches:,} batches, {report.records:,} data records in "
         f"{len(report.partitions)} partition{'s' if len(report.partitions) != 1 else ''} "
         f"({damaged} damaged)\n"
     )
@@ -148,7 +232,7 @@ def partition_lines(part: PartitionRecovery, salvage: bool) -> list[str]:
         else "no offsets"
     )
     lines = [
-        f"{name}: kept {part.batches:,} batches, {part.records:,} records ({offsets}), "
+        f"{name}: kept {part.batches:,} batches, {part.records:,} data records ({offsets}), "
         f"{len(part.segments_kept)} segment{'s' if len(part.segments_kept) != 1 else ''}"
         + ("" if part.damaged else ", nothing dropped")
     ]
@@ -161,12 +245,20 @@ def partition_lines(part: PartitionRecovery, salvage: bool) -> list[str]:
         lines.append(
             f"  dropped segment {segment.file} ({human_bytes(segment.size)}): {segment.reason}"
         )
+    for fixed in part.repaired:
+        lines.append(f"  kept {fixed.file} @{fixed.start}..{fixed.end}, its length set right: ")
+        lines[-1] += fixed.cause
+    for left in part.left_out:
+        lines.append(
+            f"  left out {left.file} @{left.start}..{left.end} ({human_bytes(left.size)}): "
+            f"{left.cause} (no damage)"
+        )
     if part.lost:
         lines.append("  offsets lost: " + ", ".join(str(lost) for lost in part.lost))
     if part.intact_dropped_batches and not salvage:
         lines.append(
             f"  {part.intact_dropped_batches:,} intact batches "
-            f"({part.intact_dropped_records:,} records) lay after the truncation point; "
+            f"({part.intact_dropped_records:,} data records) lay after the truncation point; "
             "--salvage keeps them"
         )
     return lines

@@ -31,8 +31,10 @@ examples:
   kafka-format stats --what-if /var/lib/kafka/orders-0   # v2 and each codec: what would it save?
   kafka-format stats --json 00000000000000000000.log | jq '.total.perRecord'
   kafka-format stats /var/lib/kafka > stats.txt   # piped: plain aligned columns, none cut
+  cat 00000000000000000000.log | kafka-format stats -      # standard input (or a FIFO)
 
-Per partition (or per file outside a topic-N directory) and in total: batches, records, bytes,
+Per partition (or per file outside a topic-N directory) and in total: batches, data records
+(what a consumer reads; control records, the transaction markers, are counted apart), bytes,
 records per batch, the magic and codec mix with each codec's compression ratio, and where the
 bytes go, per record: batch and message headers (a v2 batch header takes 61 bytes, a v0/v1
 message 26 / 34 with its log overhead), v2 record framing (the varints) and payload (keys,
@@ -46,9 +48,11 @@ uncompressed v0/v1 messages, which are grouped into batches of up to {DEFAULT_BA
 (the producer's batch.size); --batch-size regroups everything that way.
 
 A damaged batch is counted, named on stderr (file, byte position) and left out of the
-figures; with --strict the first one stops the command. Exit status: 0 when every batch is
-whole, 1 when some are damaged (or --strict stopped), 2 for bad arguments. Field by field:
-docs/stats.md.
+figures; with --strict the first one stops the command. A PATH of - (standard input), a FIFO
+or /dev/stdin is read once into a temporary file in $TMPDIR (two passes read each file) and
+counted as the same bytes in a file are. Exit status: 0 when every batch is whole, 1 when
+some are damaged (or --strict stopped), 2 for bad arguments; the same when stdout is closed
+early (| head). Field by field: docs/stats.md.
 """
 
 
@@ -132,9 +136,7 @@ def _log_bytes(paths: list[str]) -> tuple[int, int]:
 
 
 def _run_stats(args: argparse.Namespace) -> int:
-    args.paths = topic_paths(args, "stats")
-    if args.paths is None:
-        return 2
+    args.paths = topic_paths(args)
     progress = None
     if wanted(quiet=args.quiet):
         total, files = _log_bytes(args.paths)
@@ -260,7 +262,7 @@ def _sizes_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
         [
             ("PARTITION", "left"),
             ("BATCHES", "right"),
-            ("RECORDS", "right"),
+            ("DATA RECORDS", "right"),
             ("BYTES", "right"),
             ("REC/BATCH min/med/mean/max", "right"),
             ("HEADERS", "right"),
@@ -301,7 +303,7 @@ def _g(value: float | int) -> str:
 
 def _formats_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
     table = _table(
-        "Formats (data batches / records; codec ratio = uncompressed / stored)",
+        "Formats (data batches / data records; codec ratio = uncompressed / stored)",
         [("PARTITION", "left"), ("MAGIC", "left"), ("CODECS", "left")],
     )
     for p in rows:
@@ -336,7 +338,8 @@ def _time_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
             ("PRODUCERS", "right"),
             ("IDEMPOTENT", "right"),
             ("TRANSACTIONAL", "right"),
-            ("CONTROL", "right"),
+            ("CONTROL BATCHES", "right"),
+            ("CONTROL RECORDS", "right"),
         ],
     )
     for p in rows:
@@ -352,6 +355,7 @@ def _time_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
             _n(p.idempotent_batches),
             _n(p.transactional_batches),
             _n(p.control_batches),
+            _n(p.control_records),
         )
     return table
 

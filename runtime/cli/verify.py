@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..analysis.report import PLACEMENT_KIND
 from ..analysis.verify import VerifyReport, log_bytes, verify_paths
 from ..progress import Progress, wanted
 from .args import add_threads, add_topic_filter, threaded, topic_paths
@@ -23,17 +25,28 @@ examples:
   kafka-format verify --partitioner /var/lib/kafka     # keyed records in the right partition?
   kafka-format verify --partitions orders=12 /backup/orders-3   # the topic has 12 partitions
   kafka-format verify /var/lib/kafka > verify.txt 2>&1   # no progress line off a terminal
+  ssh broker cat /var/lib/kafka/orders-0/00000000000000000000.log | kafka-format verify -
 
 Errors: CRC mismatches, undecodable batches, framing damage (a length below 14, an invalid
 magic, a length running past the end of the file although whole batches follow), index
 entries that do not match the log (kafka-dump-log's "Mismatches in" and time index errors),
 indexes failing the start-up sanity checks, .txnindex entries without ABORT markers and
 markers without entries, snapshots with bad CRCs, offsets that go backwards. Warnings:
-non-consecutive offsets (compaction), truncated tails, missing or untrimmed indexes, and
-with --partitioner keyed records sitting in another partition than their key hashes to
-(errors with --partitioner-strict). Exit status: 0 when there is no error (warnings
-allowed), 1 otherwise, 2 for bad arguments. Progress goes to stderr when it is a terminal
-and there are a few MB of log to read (not with --quiet).
+truncated tails, missing or untrimmed indexes, and with --partitioner keyed records sitting
+in another partition than their key hashes to (errors with --partitioner-strict). Notes, what
+a healthy log may hold (listed and counted; --quiet leaves them out): non-consecutive offsets,
+which "compaction leaves" unless damage reported in the same file lies between the two
+offsets (the note then says so), and a first batch above its segment's base offset.
+
+Records are counted as data records (what a consumer reads; `stats` and `recover` count
+these) and control records (transaction markers), in the summary line and in --json
+("data_records", "control_records"; "records" is both). A PATH of - (standard input), a
+FIFO or /dev/stdin is read once into a temporary file in $TMPDIR (verify reads a log in
+several passes) and checked as a file of batches whose name tells no base offset, as a
+file not named like a segment is. Exit status: 0 when there is no error (warnings and
+notes allowed), 1 otherwise, 2 for bad arguments; the same when stdout is closed early
+(| head). Progress goes to stderr when it is a terminal and there are a few MB of log to
+read (not with --quiet).
 """
 
 
@@ -105,13 +118,34 @@ def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> N
         out.write(problem.line() + "\n")
     for topic in (report.placement or {}).values():
         out.write(topic.line() + "\n")
-    out.write(report.summary() + "\n")
+    out.write(summary(report) + "\n")
+
+
+def summary(report: VerifyReport) -> str:
+    """The last line: files by kind, batches, data and control records, then the verdict's
+    counts (records named by kind, as ``stats`` and ``recover`` count data records only)."""
+    files = [f for f in report.files if f.kind != PLACEMENT_KIND]  # directories, not files
+    kinds = Counter(f.kind for f in files)
+    batches, data, control = (
+        sum(f.counts.get(key, 0) for f in files)
+        for key in ("batches", "data_records", "control_records")
+    )
+    parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
+    notes = len(report.notes)
+    return (
+        f"Checked {_count(len(files), 'file')} ({parts}; {_count(batches, 'batch')}, "
+        f"{_count(data, 'data record')}, {_count(control, 'control record')}): "
+        f"{_count(len(report.errors), 'error')}, {_count(len(report.warnings), 'warning')}"
+        + (f", {_count(notes, 'note')}" if notes else "")
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    args.paths = topic_paths(args, "verify")
-    if args.paths is None:
-        return 2
+    args.paths = topic_paths(args)
     progress = None
     if wanted(quiet=args.quiet):
         total, files = log_bytes(args.paths)

@@ -56,7 +56,8 @@ CHECKPOINT_VERSION = 0
 
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+# Integer.parseInt takes any Unicode decimal digit (Character.digit), as \d does in Python.
+_JAVA_INT = re.compile(r"[+-]?\d+")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 # Java's \s: [ \t\n\x0B\f\r].
 _JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")
@@ -136,8 +137,9 @@ def _error(line: _Line, reason: str, file: str | None) -> IndexFileError:
 
 
 def _java_int(text: str, bounds: tuple[int, int]) -> int | None:
-    """``Integer.parseInt`` / ``Long.parseLong`` of ASCII text; None where Java would throw."""
-    if not _JAVA_INT.fullmatch(text):
+    """``Integer.parseInt`` / ``Long.parseLong``; None where Java would throw."""
+    # Java reads UTF-16 units: a digit outside the BMP is two surrogates, neither a digit.
+    if not _JAVA_INT.fullmatch(text) or any(ord(c) > 0xFFFF for c in text):
         return None
     value = int(text)
     return value if bounds[0] <= value <= bounds[1] else None
@@ -235,34 +237,75 @@ def parse_offset_checkpoint(data: bytes, *, file: str | None = None) -> dict[Top
 
 
 def parse_partition_metadata(data: bytes, *, file: str | None = None) -> PartitionMetadata:
-    """``partition.metadata`` as ``PartitionMetadataReadBuffer`` reads it::
+    """``partition.metadata`` as the broker reads it, or an :class:`IndexFileError` saying why
+    the broker would refuse it (``PartitionMetadataFile.read`` -> ``PartitionMetadataReadBuffer
+    .read``, storage/.../internals/checkpoint/)::
 
-    version: 0
-    topic_id: <22 characters of URL-safe base64>
+        version: 0
+        topic_id: <22 characters of URL-safe base64>
+
+    ``PartitionMetadata.encode`` writes exactly that. The reader takes two lines
+    (``BufferedReader.readLine``; whatever follows is never read), splits each on ``:\\s+`` at
+    most once (``Pattern.split(line, 2)``) and wants two parts whose key is ``version``, then
+    ``topic_id``; the version is ``Integer.parseInt``'d and must be at least 0 (a later version
+    is accepted, for downgrades); the topic id is ``Uuid.fromString``'d (at most 24 characters
+    of URL-safe base64 decoding to 16 bytes) and must not be the zero UUID. The file is read as
+    UTF-8, which must decode. Any failure is an ``IOException`` for the broker, which then
+    takes the log dir offline: the error names the file, the line and what is wrong.
     """
     lines = _lines(data, file)
-    if len(lines) < 2:
-        raise IndexFileError(
-            f"partition metadata: {len(lines)} lines, expected version and topic_id",
-            file=file,
-            position=len(data),
-        )
-    version_parts = _java_split(lines[0].text, _COLON_WHITESPACE)
-    version = _java_int(version_parts[1], _INT32) if len(version_parts) == 2 else None
+    version_line = _metadata_line(lines, 0, _VERSION_KEY, len(data), file)
+    version = _java_int(version_line[1], _INT32)
     if version is None:
-        raise _error(lines[0], "malformed version line", file)
-    if version < 0:
-        raise _error(lines[0], f"unrecognised version {version}", file)
-    id_parts = _java_split(lines[1].text, _COLON_WHITESPACE)
-    if len(id_parts) != 2:
-        raise _error(lines[1], "malformed topic_id line", file)
-    topic_id = id_parts[1]
+        raise _metadata_error(lines[0], f"version {version_line[1]!r} is not an integer", file)
+    if version < CHECKPOINT_VERSION:
+        raise _metadata_error(lines[0], f"unrecognised version {version}", file)
+    topic_id = _metadata_line(lines, 1, _TOPIC_ID_KEY, len(data), file)[1]
     raw = _uuid_bytes(topic_id)
     if raw is None:
-        raise _error(lines[1], "topic id is not a base64 UUID", file)
+        raise _metadata_error(
+            lines[1],
+            f"topic id {topic_id!r} is not a base64 UUID (at most 24 characters of URL-safe "
+            "base64 decoding to 16 bytes)",
+            file,
+        )
     if raw == bytes(16):
-        raise _error(lines[1], "topic id is the zero UUID", file)
+        raise _metadata_error(lines[1], "topic id is the zero UUID, which the broker refuses", file)
     return PartitionMetadata(version, topic_id)
+
+
+_VERSION_KEY = "version"
+_TOPIC_ID_KEY = "topic_id"
+
+
+def _metadata_error(line: _Line, reason: str, file: str | None) -> IndexFileError:
+    return IndexFileError(
+        f"partition.metadata line {line.number}: {reason}: {line.text!r}",
+        file=file,
+        position=line.position,
+    )
+
+
+def _metadata_line(lines: list[_Line], n: int, key: str, size: int, file: str | None) -> list[str]:
+    """Line ``n`` as ``PartitionMetadataReadBuffer.parseLine`` takes it: ``key: value``."""
+    if n >= len(lines):
+        raise IndexFileError(
+            f"partition.metadata: no line {n + 1}, expected '{key}: ...' there",
+            file=file,
+            position=size,
+        )
+    line = lines[n]
+    parts = _java_split_once(line.text, _COLON_WHITESPACE)
+    if len(parts) != 2 or parts[0] != key:
+        raise _metadata_error(line, f"expected '{key}: ...'", file)
+    return parts
+
+
+def _java_split_once(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """Java's ``Pattern.split(text, 2)``: at most two parts, the second all that follows the
+    first match, kept even when empty (a positive limit keeps trailing empty strings)."""
+    match = pattern.search(text)
+    return [text] if match is None else [text[: match.start()], text[match.end() :]]
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[bytes, str]:

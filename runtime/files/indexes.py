@@ -97,6 +97,18 @@ def _first_true(mask: np.ndarray) -> int | None:
     return int(np.argmax(mask)) if mask.any() else None
 
 
+def _below_base(n: int, base_offset: int, relative: int) -> str:
+    """An entry whose stored relative offset is negative. Kafka never writes one
+    (``AbstractIndex.relativeOffset``, through ``toRelative``, throws
+    ``IndexOffsetOverflowException`` for an offset below the base offset or more than 2^31-1
+    above it), so the bytes are damage, or not this segment's index: the offset is said as
+    the plain number the entry gives."""
+    return (
+        f"entry {n} has offset {base_offset + relative}, below the base offset {base_offset} "
+        f"(a negative relative offset, {relative}: no broker writes one)"
+    )
+
+
 class _Index:
     """What the two fixed-entry indexes share: the buffer, the entry count, the checks."""
 
@@ -274,14 +286,7 @@ class OffsetIndex(_Index):
         rel = self._raw["relative_offset"][:used]
         pos = self._raw["position"][:used]
         n = _first_true(rel < 0)
-        negative = (
-            None
-            if n is None
-            else (
-                n,
-                f"entry {n} has offset {self.base_offset}{int(rel[n]):+d} below the base offset",
-            )
-        )
+        negative = None if n is None else (n, _below_base(n, self.base_offset, int(rel[n])))
         n = _first_true(pos < 0)
         negative_pos = None if n is None else (n, f"entry {n} has position {int(pos[n])} < 0")
         n = _first_true(rel[1:] <= rel[:-1])
@@ -325,6 +330,17 @@ class OffsetIndex(_Index):
             return OffsetPosition(self.base_offset, 0)
         return self.entry(self.entries - 1)
 
+    def floor_entry(self, target_offset: int) -> OffsetPosition | None:
+        """The entry :meth:`lookup` answers, or None where it answers (base offset, 0) for
+        want of one: a look-up that checks the entry against the log (``index_lookup``) must
+        tell a real entry from the segment's start."""
+        relative = target_offset - self.base_offset
+        if self.entries == 0 or relative < int(self.relative_offsets[0]):
+            return None
+        relative = min(relative, _INT32_MAX)
+        slot = bisect_right(self.relative_offsets, relative, 0, self.entries) - 1
+        return self.entry(slot)
+
     def lookup(self, target_offset: int) -> OffsetPosition:
         """``OffsetIndex.lookup``: the entry with the largest offset <= ``target_offset``, or
         (base offset, 0) when there is none (empty index, or target below the first entry).
@@ -334,12 +350,8 @@ class OffsetIndex(_Index):
         is the *last* offset of the batch at that position, so the target may well lie in a
         later batch.
         """
-        relative = target_offset - self.base_offset
-        if self.entries == 0 or relative < int(self.relative_offsets[0]):
-            return OffsetPosition(self.base_offset, 0)
-        relative = min(relative, _INT32_MAX)
-        slot = bisect_right(self.relative_offsets, relative, 0, self.entries) - 1
-        return self.entry(slot)
+        found = self.floor_entry(target_offset)
+        return OffsetPosition(self.base_offset, 0) if found is None else found
 
     def fetch_upper_bound_offset(self, position: int, fetch_size: int) -> OffsetPosition | None:
         """``OffsetIndex.fetchUpperBoundOffset``: the first entry at or past
@@ -371,13 +383,7 @@ class TimeIndex(_Index):
         found = []
         n = _first_true(rel < 0)
         if n is not None:
-            found.append(
-                (
-                    n,
-                    f"entry {n} has offset {self.base_offset}{int(rel[n]):+d} "
-                    "below the base offset",
-                )
-            )
+            found.append((n, _below_base(n, self.base_offset, int(rel[n]))))
         n = _first_true(ts < 0)
         if n is not None:
             # maybeAppend only appends a timestamp above the last, which starts at -1.
@@ -450,6 +456,8 @@ def timestamp_scan_start(
     From its ``position`` the broker reads batches (``FileRecords.searchForTimestamp``), skips
     those whose max timestamp is below the target, and answers the first record with
     timestamp >= target and offset >= ``starting_offset``; none means "not in this segment".
+    The readers of this package go through ``index_lookup.start_for_timestamp`` instead: the
+    same entry, judged against the log before it is trusted.
     """
     if time_index.base_offset != offset_index.base_offset:
         raise ValueError(

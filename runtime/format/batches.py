@@ -242,12 +242,21 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
         raise damage(messages.leftover_bytes(leftover, batch.records_count), stream.pos())
     log_append = batch.timestamp_type == 1
     records = []
+    # The records' values are judged once their bytes all parsed (structure first: the kernel's
+    # order), the first record at fault named.
+    previous = None
     for raw, at in parsed:
         body = raw.body
         offset_delta = body.offset_delta.value
         offset = batch.base_offset + offset_delta
         if not INT64_MIN <= offset <= INT64_MAX:
             raise damage(messages.offset_overflow(batch.base_offset, offset_delta), at)
+        cause = offset_delta_damage(
+            batch.base_offset, offset_delta, previous, batch.last_offset_delta
+        )
+        if cause is not None:
+            raise damage(cause, at)
+        previous = offset_delta
         sequence = (
             increment_sequence(batch.base_sequence, offset_delta)
             if batch.base_sequence >= 0
@@ -270,6 +279,36 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
             )
         )
     return records
+
+
+def offset_delta_damage(
+    base_offset: int, delta: int, previous: int | None, last_delta: int
+) -> str | None:
+    """The v2 record-offset rule, what is wrong with a record's offset delta (None: nothing),
+    ``previous`` the delta of the record before it in the batch (None for the first).
+
+    Kafka's readers take any delta (``DefaultRecord.readFrom`` adds it to the base offset), but
+    no broker writes one of these, and a log holding one breaks every offset lookup:
+
+    - the deltas increase strictly: ``MemoryRecordsBuilder.appendWithOffset`` refuses an offset
+      not above the last ("Offsets must increase monotonically"), and every batch in a log was
+      built by it, by a client (``LogValidator.validateBatch`` then holds a client's batch to
+      lastOffsetDelta + 1 == count, so to 0, 1, 2, ...) or by the broker (the compressed path,
+      ``validateMessagesAndAssignOffsetsCompressed``, rebuilds a batch whose inner offsets are
+      not 0, 1, 2, ...; the cleaner, ``MemoryRecords.filterTo``, rebuilds the records it keeps
+      in their order, gaps and all);
+    - each lies in 0..lastOffsetDelta: the header's delta is the last appended record's
+      (``MemoryRecordsBuilder.writeDefaultBatchHeader``), which the cleaner keeps when it
+      removes the last records (``overrideLastOffset``).
+
+    Not faults, because the cleaner makes them: gaps between deltas, a last delta below
+    lastOffsetDelta, a first delta above 0, a batch of no records. The kernel applies the same
+    rule (``kernels/records._decode_one``: E_OFFSET_OUTSIDE, E_OFFSET_ORDER), in this order."""
+    if delta < 0 or delta > last_delta:
+        return messages.offset_outside_batch(base_offset, delta, last_delta)
+    if previous is not None and delta <= previous:
+        return messages.offset_not_increasing(base_offset, delta, previous)
+    return None
 
 
 def _control_marker(body) -> ControlMarker:

@@ -62,9 +62,10 @@ def crc32(data) -> int:
     return zlib.crc32(data) & _MASK32
 
 
-def crc32c(data) -> int:
-    """CRC-32C (Castagnoli), hardware accelerated where the CPU has an instruction for it."""
-    return _crc32c.crc32c(data)
+def crc32c(data, value: int = 0) -> int:
+    """CRC-32C (Castagnoli), hardware accelerated where the CPU has an instruction for it;
+    ``value`` is the CRC of the bytes before ``data``, to carry one over several parts."""
+    return _crc32c.crc32c(data, value)
 
 
 def legacy_message_crc(frame) -> int:

@@ -36,12 +36,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-import numpy as np
-
 from ..errors import FramingError
 from ..model import TruncatedTail
 from . import layout, messages
-from .crc import BATCH_CRC_START, LEGACY_CRC_START, crc32, crc32c
+from .crc import LEGACY_CRC_START
+from .extent import proven_end
+from .resync import as_bytes, resync
 from .sizes import LOG_OVERHEAD
 
 HEADER_SIZE_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
@@ -53,8 +53,6 @@ MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
 #: before gigabytes of preallocated zeros costs no more than this much reading.
 RESYNC_WINDOW = 4 << 20
 _STREAM_CHUNK = 1 << 20
-_SEARCH_CHUNK = 1 << 20
-_V2_MIN_LENGTH = layout.V2_MIN_BATCH_LENGTH
 # base offset and length: the frame's first LOG_OVERHEAD bytes
 _HEADER = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 _U32 = layout.field_struct(layout.V2_HEADER_FIELDS, "crc")
@@ -86,12 +84,19 @@ class Damage:
     #: For a broken length: the length and the bytes that were left (the cause names the
     #: resume position, which moves with ``shift``).
     broken: tuple[int, int] | None = None
+    #: For a batch whose length field alone is broken: where its bytes end, proved by its CRC
+    #: (``extent.proven_end``). A salvaging walk delivers ``[position, repaired)`` as the
+    #: batch and goes on there (``resume``), never at a batch inside its records.
+    repaired: int | None = None
 
     def error(self, file: str | None = None, shift: int = 0) -> FramingError:
         """The error a reader raises for it; ``shift`` is added to positions (a stream's
         buffer starts at ``shift`` in the source)."""
         cause = self.cause
-        if self.broken is not None and self.resume is not None:
+        if self.repaired is not None and self.broken is not None:
+            real = self.repaired - self.position - LOG_OVERHEAD
+            cause = messages.length_broken(self.broken[0], real, self.repaired + shift)
+        elif self.broken is not None and self.resume is not None:
             cause = messages.length_past_end(*self.broken, self.resume + shift)
         return FramingError(
             cause,
@@ -103,13 +108,6 @@ class Damage:
 
 
 Verdict = Frame | TruncatedTail | Damage
-
-
-def _as_bytes(buf) -> memoryview:
-    view = buf if isinstance(buf, memoryview) else memoryview(buf)
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    return view
 
 
 def judge(
@@ -128,17 +126,20 @@ def judge(
     if remaining <= HEADER_SIZE_UP_TO_MAGIC:
         return TruncatedTail(file, pos, remaining)
     base_offset, length = _HEADER.unpack_from(view, pos)
-    if length < MIN_FRAME_LENGTH:
-        cause = messages.length_below_minimum(length)
-        return (
-            _damage(view, pos, limit, base_offset, cause)
-            if audit
-            else Damage(pos, base_offset, cause)
-        )
     magic = _signed(view[pos + MAGIC_OFFSET])
+    if length < MIN_FRAME_LENGTH:
+        if not audit:
+            return Damage(pos, base_offset, messages.length_below_minimum(length))
+        own = proven_end(view, pos, limit) if magic in (0, 1, 2) else None
+        if own is not None:  # only the length lied: the batch itself is whole
+            return _repaired(pos, base_offset, length, remaining, own)
+        return _damage(view, pos, limit, messages.length_below_minimum(length))
     if audit and magic not in (0, 1, 2):
-        return _damage(view, pos, limit, base_offset, messages.invalid_magic(magic))
+        return _damage(view, pos, limit, messages.invalid_magic(magic))
     if length > remaining - LOG_OVERHEAD:
+        own = proven_end(view, pos, limit) if audit else None
+        if own is not None:  # only the length lied: the batch itself is whole
+            return _repaired(pos, base_offset, length, remaining, own)
         # The inner messages of a v0/v1 wrapper cut short lie verbatim in a snappy or LZ4
         # literal, CRCs and all: in a wrapper, plain messages alone prove nothing.
         wrapper = magic < 2 and view[pos + 17] & 0x07 != 0
@@ -148,7 +149,8 @@ def judge(
         if wrapper:  # resume after the wrapper itself, not at its first inner message
             later = _wrapper_end(view, pos, later, limit)
         cause = messages.length_past_end(length, remaining, later)
-        return Damage(pos, base_offset, cause, later, (length, remaining))
+        # No base offset: nothing proves these bytes a batch (zeros or garbage would name one).
+        return Damage(pos, None, cause, later, (length, remaining))
     return Frame(pos, base_offset, magic, view[pos : pos + LOG_OVERHEAD + length])
 
 
@@ -157,7 +159,7 @@ def end_of_walk(
 ) -> tuple[TruncatedTail | None, FramingError | None]:
     """The tail and the error where a walk found no whole frame at ``pos`` (where
     ``fastscan.scan_frames`` stops, this says why)."""
-    verdict = judge(_as_bytes(view), pos, limit, file)
+    verdict = judge(as_bytes(view), pos, limit, file)
     if isinstance(verdict, Frame):
         raise AssertionError(f"the frame scan stopped at a whole frame at {pos}")
     if isinstance(verdict, Damage):
@@ -183,125 +185,21 @@ def _wrapper_end(view: memoryview, pos: int, later: int, limit: int) -> int:
     return later
 
 
-def _damage(view, pos: int, limit: int, base_offset: int, cause: str) -> Damage:
-    return Damage(pos, base_offset, cause, resync(view, pos + 1, limit, window=RESYNC_WINDOW))
+def _repaired(pos: int, base_offset: int, length: int, remaining: int, own: int) -> Damage:
+    """A batch whose length field alone is broken: its CRC holds over the bytes up to ``own``
+    (``extent.proven_end``), so it is a batch, base offset and all."""
+    cause = messages.length_broken(length, own - pos - LOG_OVERHEAD, own)
+    return Damage(pos, base_offset, cause, own, (length, remaining), own)
+
+
+def _damage(view, pos: int, limit: int, cause: str) -> Damage:
+    """Bytes that are no batch (a length below 14, a magic of none): reported without a base
+    offset, which would be read from zeros or garbage and read as a fact."""
+    return Damage(pos, None, cause, resync(view, pos + 1, limit, window=RESYNC_WINDOW))
 
 
 def _signed(byte: int) -> int:
     return byte - 256 if byte >= 128 else byte
-
-
-def resync(
-    view,
-    start: int,
-    limit: int,
-    *,
-    window: int | None = None,
-    to_the_end: bool = False,
-    wrapper: bool = False,
-    offsets: tuple[int, int] | None = None,
-) -> int | None:
-    """The first position at or after ``start`` where a whole batch starts: a plausible header
-    (length in range and within ``limit``, magic 0/1/2, for v2 a full header and a known
-    codec) whose CRC holds. With ``to_the_end``, the batches from there on must also follow
-    each other, CRCs holding, to the end of the data: the inner messages of a v0/v1 wrapper
-    lie verbatim in a snappy or LZ4 literal with their CRCs, but seldom lead to the end;
-    with ``wrapper`` (the search starts inside a compressed v0/v1 wrapper) such a chain must
-    hold a batch that cannot be an inner message (v2, or compressed).
-    Candidates starting more than ``window`` bytes after ``start`` are not looked at.
-    ``offsets`` (first, last): only candidates whose base offset lies in that range (what a
-    caller knowing the offsets around the damage expects), which spares the CRCs of the many
-    false candidates some payloads are full of.
-
-    Linear in the bytes searched: headers are filtered in numpy a chunk at a time, and the
-    CRCs computed stay within twice the bytes left plus 64 KiB (then it gives up: None)."""
-    view = _as_bytes(view)
-    limit = min(limit, len(view))
-    stop = limit - LOG_OVERHEAD - MIN_FRAME_LENGTH + 1  # the last start a batch fits after
-    if window is not None:
-        stop = min(stop, start + window)
-    if start >= stop:
-        return None
-    data = np.frombuffer(view, np.uint8, count=limit)
-    budget = [2 * (limit - start) + (1 << 16)]
-    lo = start
-    while lo < stop:
-        hi = min(stop, lo + _SEARCH_CHUNK)
-        for p in _candidates(data, lo, hi, limit, offsets):
-            if _whole(view, p, budget) and (
-                not to_the_end or _chain_ends(view, p, limit, budget, wrapper)
-            ):
-                return p
-            if budget[0] < 0:
-                return None
-        lo = hi
-    return None
-
-
-def _whole(view: memoryview, pos: int, budget: list[int]) -> bool:
-    """Whether the frame at ``pos`` (known to fit) has a CRC that holds; charged to budget."""
-    size = LOG_OVERHEAD + _HEADER.unpack_from(view, pos)[1]
-    budget[0] -= size
-    return budget[0] >= 0 and _crc_holds(view, pos, size)
-
-
-def _chain_ends(view: memoryview, pos: int, limit: int, budget: list[int], wrapper: bool) -> bool:
-    """Whether whole batches follow each other from the one at ``pos`` to Kafka's end (and,
-    with ``wrapper``, one of them is no plain v0/v1 message)."""
-    outer = not wrapper
-    while True:
-        length = _HEADER.unpack_from(view, pos)[1]
-        outer = outer or view[pos + MAGIC_OFFSET] == 2 or view[pos + 17] & 0x07 != 0
-        pos += LOG_OVERHEAD + length
-        if limit - pos <= HEADER_SIZE_UP_TO_MAGIC:
-            return outer
-        length = _HEADER.unpack_from(view, pos)[1]
-        fits = MIN_FRAME_LENGTH <= length <= limit - pos - LOG_OVERHEAD
-        if not fits or view[pos + MAGIC_OFFSET] > 2 or not _whole(view, pos, budget):
-            return False
-
-
-def _candidates(
-    data: np.ndarray, lo: int, hi: int, limit: int, offsets: tuple[int, int] | None = None
-) -> list[int]:
-    """Positions in [lo, hi) whose 17 header bytes could start a whole batch before limit
-    (and whose base offset lies in ``offsets``, when given)."""
-    magic = data[lo + MAGIC_OFFSET : hi + MAGIC_OFFSET]
-    hits = np.flatnonzero(magic <= 2)
-    if not len(hits):
-        return []
-    at = hits + lo
-    length = (
-        (data[at + 8].astype(np.int64) << 24)
-        | (data[at + 9].astype(np.int64) << 16)
-        | (data[at + 10].astype(np.int64) << 8)
-        | data[at + 11]
-    )
-    room = limit - at - LOG_OVERHEAD
-    ok = (length >= MIN_FRAME_LENGTH) & (length <= room) & (data[at + 8] < 0x80)
-    v2 = magic[hits] == 2
-    ok &= ~v2 | (length >= _V2_MIN_LENGTH)
-    if ok.any():
-        # v2: a codec Kafka defines (attributes' low bits, byte 22); cheap, and it spares CRCs.
-        v2_ok = np.ones(len(at), bool)
-        fits = ok & v2
-        v2_ok[fits] = (data[at[fits] + 22] & 7) <= 4
-        ok &= v2_ok
-    if offsets is not None and ok.any():
-        kept = at[ok]
-        base = np.zeros(len(kept), np.uint64)
-        for i in range(8):
-            base = (base << np.uint64(8)) | data[kept + i].astype(np.uint64)
-        signed = base.view(np.int64)
-        ok[ok] = (signed >= offsets[0]) & (signed <= offsets[1])
-    return at[ok].tolist()
-
-
-def _crc_holds(view: memoryview, pos: int, size: int) -> bool:
-    frame = view[pos : pos + size]
-    if frame[MAGIC_OFFSET] == 2:
-        return crc32c(frame[BATCH_CRC_START:]) == _U32.unpack_from(frame, 17)[0]
-    return crc32(frame[LEGACY_CRC_START:]) == _U32.unpack_from(frame, 12)[0]
 
 
 def iter_frames(
@@ -318,7 +216,7 @@ def iter_frames(
 
     Positions are absolute in ``buf`` so that errors and indexes agree with the file.
     """
-    view = _as_bytes(buf)
+    view = as_bytes(buf)
     limit = len(view) if end is None else min(end, len(view))
     pos = start
     while True:
@@ -368,8 +266,8 @@ def iter_stream_frames(
         body = b""
         if length >= MIN_FRAME_LENGTH and magic in (0, 1, 2):
             body = _read_up_to(stream, LOG_OVERHEAD + length - len(head))
-        elif length >= MIN_FRAME_LENGTH:
-            body = _read_up_to(stream, RESYNC_WINDOW)  # for the resume position
+        else:  # damage: what follows says where it resumes, or proves the batch whole
+            body = _read_up_to(stream, RESYNC_WINDOW)
         data = head + body
         verdict = judge(memoryview(data), 0, len(data), file)
         if not isinstance(verdict, Frame):

@@ -26,6 +26,7 @@ __all__ = [
     "invalid_magic",
     "leftover_bytes",
     "length_below_minimum",
+    "length_broken",
     "length_past_end",
     "located",
     "malformed_message",
@@ -33,6 +34,8 @@ __all__ = [
     "negative_header_key",
     "negative_headers",
     "negative_record_length",
+    "offset_not_increasing",
+    "offset_outside_batch",
     "offset_overflow",
     "premature_eof",
     "record_past_end",
@@ -63,6 +66,15 @@ def length_past_end(length: int, left: int, later: int) -> str:
     return (
         f"batch length {length} runs past the end of the file ({left} bytes left), yet a "
         f"whole batch starts at position {later}: the length is broken"
+    )
+
+
+def length_broken(length: int, real: int, end: int) -> str:
+    """A length field that disagrees with the batch it heads, whose records and CRC prove its
+    real end (``extent.proven_end``): the CRC does not cover the length field."""
+    return (
+        f"batch length {length} is broken: the batch's records and CRC end at position {end} "
+        f"(length {real})"
     )
 
 
@@ -203,3 +215,26 @@ def inner_none() -> str:
 def inner_framing(length: int) -> str:
     """An inner message of a v0/v1 wrapper with a length below the minimum."""
     return length_below_minimum(length)
+
+
+# --- record offsets (the v2 rule both record decoders apply: batches.offset_delta_damage) ----
+
+
+def offset_outside_batch(base_offset: int, delta: int, last_delta: int) -> str:
+    """A v2 record whose offset delta lies outside 0..lastOffsetDelta: below the batch's base
+    offset, or past the last offset its header declares (``MemoryRecordsBuilder`` writes the
+    last appended record's delta there, and the cleaner keeps it). Kafka has no words for it:
+    its range in ``LogValidator.validateBatch``'s form ("[first, last]")."""
+    return (
+        f"record offset {base_offset + delta} (offset delta {delta}) is outside its batch's "
+        f"offset range [{base_offset}, {base_offset + last_delta}]"
+    )
+
+
+def offset_not_increasing(base_offset: int, delta: int, previous_delta: int) -> str:
+    """A v2 record whose offset is not above the one before it in its batch, in
+    ``MemoryRecordsBuilder.appendWithOffset``'s words."""
+    return (
+        f"Illegal offset {base_offset + delta} following previous offset "
+        f"{base_offset + previous_delta} (Offsets must increase monotonically)"
+    )

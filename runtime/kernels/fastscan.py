@@ -18,7 +18,9 @@ from ..format import layout
 # numba's on-disk cache checks only the file of the function it caches: after changing one of
 # these modules, touch this file too, or its kernels keep the old code of their callees.
 from .addresses import address_of, be16, be32, be32u, be64, u8
-from .records import (  # re-exported: callers know these as fastscan's
+from .records import _copy as _copy  # tests reach the copy helper here
+from .records import decode_sections  # re-exported: callers know it as fastscan's
+from .section_codes import (  # re-exported: callers know these as fastscan's
     C_HEADERS,
     C_HKEY_BYTES,
     C_HVALUE_BYTES,
@@ -66,6 +68,7 @@ from .records import (  # re-exported: callers know these as fastscan's
     S_ERR_POS,
     S_FORMAT,
     S_KEEP,
+    S_LAST_DELTA,
     S_MAGIC,
     S_MAX_TS,
     S_PAYLOAD_END,
@@ -76,9 +79,7 @@ from .records import (  # re-exported: callers know these as fastscan's
     S_TS_TYPE,
     S_VERIFY,
     SECTION_COLUMNS,
-    decode_sections,
 )
-from .records import _copy as _copy  # tests reach the copy helper here
 
 __all__ = [
     "CURSORS",
@@ -291,6 +292,7 @@ def make_sections(table, kind, keep, wanted, address, verify, sections):
         sec[S_BASE] = row[F_BASE]
         sec[S_BASE_TS] = row[F_BASE_TS]
         sec[S_MAX_TS] = row[F_MAX_TS]
+        sec[S_LAST_DELTA] = row[F_LAST_DELTA]  # the record-offset rule's bound (records.py)
         sec[S_TS_TYPE] = 1 if row[F_ATTR] & 8 else 0
         sec[S_KEEP] = 1 if keep[i] else 0
         sec[S_FORMAT] = FORMAT_V2 if v2 else (FORMAT_LEGACY if fmt == K_LEGACY else FORMAT_INNER)

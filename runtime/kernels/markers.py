@@ -23,7 +23,8 @@ from ..format import layout
 # numba's cache checks only this file: see the note in fastscan.py.
 from .addresses import be16, be32, be32u, be64
 from .crc32 import crc32c
-from .records import E_OK, checked_add, record_fields
+from .records import checked_add, record_fields
+from .section_codes import E_OK
 
 __all__ = ["NOT_A_MARKER", "check_markers"]
 
@@ -33,6 +34,7 @@ NOT_A_MARKER = -1
 _HEADER = layout.V2_HEADER_SIZE
 _ATTRIBUTES = layout.V2_ATTRIBUTES
 _COUNT = layout.V2_RECORDS_COUNT
+_LAST_DELTA = layout.V2_LAST_OFFSET_DELTA
 _CRC = layout.V2_CRC
 _CRC_START = layout.V2_CRC_START
 _CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
@@ -67,6 +69,8 @@ def check_markers(buf, positions, sizes, verify, crc32c_fn, out):
         if key_len != _KEY_SIZE or value_len != _VALUE_SIZE:
             continue
         if not checked_add(be64(buf, pos), delta)[1]:
+            continue
+        if delta < 0 or delta > be32(buf, pos + _LAST_DELTA):  # batches.offset_delta_damage
             continue
         kind = be16(buf, key + _KEY_TYPE)
         if kind in (_ABORT, _COMMIT):

@@ -28,9 +28,10 @@ local disk by default (files memory-mapped), or a ``pyarrow.fs`` filesystem
 (:class:`~kafka_format.runtime.files.storage.ArrowStorage`, ranged reads), with the same
 rules and look-ups.
 
-Where an index is missing, fails its checks, or disagrees with the log at the position it
-gives (the batch there must end at or before the entry's offset, as ``LogSegment.append``
-writes it), the segment is scanned from byte 0 instead and the result says
+Where an index is missing, fails its checks, or its entry does not hold against the log (the
+rule every reader applies, :mod:`~kafka_format.runtime.files.index_lookup`: a whole batch whose
+CRC holds at the entry's position, starting at or below the entry's offset and at or above the
+segment's base offset), the segment is scanned from byte 0 instead and the result says
 ``used_index=False``. Every look-up counts the log bytes it touches (:class:`ReadStats`), so a
 caller can see that the index spared it the rest of the segment.
 """
@@ -48,18 +49,20 @@ from ..errors import KafkaFormatError
 from ..files.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    PARTITION_METADATA,
     EpochEntry,
     TopicPartition,
     parse_leader_epoch_checkpoint,
     parse_offset_checkpoint,
 )
-from ..files.indexes import OffsetIndex, OffsetPosition, TimeIndex, timestamp_scan_start
+from ..files.index_lookup import Start, start_for_offset, start_for_timestamp
+from ..files.indexes import OffsetIndex, TimeIndex
 from ..files.names import FileKind, parse_partition_dir_name, parse_segment_file_name
 from ..files.snapshot import ProducerSnapshot, parse_producer_snapshot
 from ..files.storage import LOCAL, ByteSource, Entry, LocalStorage, Storage
 from ..files.txnindex import AbortedTxn, TransactionIndex
 from ..format import layout
-from ..format.batches import ReadOptions, check_crc, read_batch, read_header
+from ..format.batches import ReadOptions, read_batch, read_header
 from ..format.framing import Frame, iter_frames
 from ..model import Batch, Record
 
@@ -67,6 +70,9 @@ from ..model import Batch, Record
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
+
+#: A target above every offset: its floor entry is an index's last.
+_BEYOND_EVERY_OFFSET = 1 << 62
 
 #: Bytes a reader must look at to know a batch's offsets and max timestamp, per magic
 #: (frame header + v0/v1 message header up to the timestamp, without the key and value
@@ -129,9 +135,12 @@ class ReadStats:
 
     def read_whole(self, file: str, frame: Frame) -> None:
         """Count the rest of a batch whose header was counted already."""
-        if (file, frame.position) not in self._whole:
-            self._whole.add((file, frame.position))
-            self.bytes_read += frame.size - min(frame.size, HEADER_BYTES.get(frame.magic, 0))
+        self.read_whole_at(file, frame.position, frame.size, frame.magic)
+
+    def read_whole_at(self, file: str, position: int, size: int, magic: int) -> None:
+        if (file, position) not in self._whole:
+            self._whole.add((file, position))
+            self.bytes_read += size - min(size, HEADER_BYTES.get(magic, 0))
 
 
 @dataclass(slots=True)
@@ -155,10 +164,6 @@ class LookupResult:
     index_note: str | None = None
 
 
-class _IndexDisagrees(Exception):
-    """The batch at an index entry's position contradicts the entry."""
-
-
 @dataclass(slots=True)
 class Partition:
     """A partition directory: its segments in base-offset order and its other files."""
@@ -174,6 +179,8 @@ class Partition:
     #: Index files without a .log of the same base offset (``.index``, ``.timeindex``,
     #: ``.txnindex``): the broker deletes them at start-up.
     orphans: list[Path] = field(default_factory=list)
+    #: ``partition.metadata`` (the topic id) when the directory has one.
+    partition_metadata: PurePath | None = None
     verify_crc: bool = True
     #: Where the files are read from (the local disk unless opened on another storage).
     storage: Storage = field(default=LOCAL, repr=False)
@@ -212,12 +219,14 @@ class Partition:
             FileKind.TXN_INDEX: {},
         }
         snapshots = []
-        checkpoint = None
+        checkpoint = metadata = None
         for entry in entries:
             if entry.is_dir:
                 continue
             if entry.name == LEADER_EPOCH_CHECKPOINT:
                 checkpoint = directory / entry.name
+            elif entry.name == PARTITION_METADATA:
+                metadata = directory / entry.name
             parsed = parse_segment_file_name(entry.name)
             if parsed is None or not parsed.is_live:
                 continue
@@ -250,6 +259,7 @@ class Partition:
             snapshots=sorted(snapshots, key=lambda s: s.offset),
             leader_epoch_checkpoint=checkpoint,
             orphans=orphans,
+            partition_metadata=metadata,
             storage=storage,
         )
 
@@ -390,35 +400,27 @@ class Partition:
         self, segment: Segment, offset: int, stats: ReadStats
     ) -> LookupResult | None:
         with self._open_log(segment) as view:
-            entry, note = self._offset_index_entry(segment, offset, len(view))
-            if entry is not None:
+            start = self._offset_start(segment, view, offset)
+            note = start.note
+            if start.used_index:
+                self._count_entry_batch(segment, start, stats)
                 try:
-                    hit = self._scan_for_offset(view, segment, entry, offset, stats)
-                except (_IndexDisagrees, KafkaFormatError) as exc:
-                    note = _distrust(f"offset index entry ({entry.offset}, {entry.position})", exc)
+                    hit = self._scan_for_offset(view, segment, start.position, offset, stats)
+                except KafkaFormatError as exc:
+                    if not start.position:
+                        raise  # the scan from byte 0 would meet the same damage
+                    note = f"{_entry_label(start)} leads to {exc}"
                 else:
                     return self._result(view, segment, hit, offset, True, None, stats)
-            hit = self._scan_for_offset(view, segment, None, offset, stats)
+            hit = self._scan_for_offset(view, segment, 0, offset, stats)
             return self._result(view, segment, hit, offset, False, note, stats)
 
     def _scan_for_offset(
-        self,
-        view: memoryview,
-        segment: Segment,
-        entry: OffsetPosition | None,
-        offset: int,
-        stats: ReadStats,
+        self, view: memoryview, segment: Segment, start: int, offset: int, stats: ReadStats
     ) -> tuple[Frame, Batch] | None:
-        start = entry.position if entry is not None else 0
-        checking = entry is not None and entry.position > 0
         for frame, batch in self._headers(view, segment, start, stats):
-            if checking:
-                _check_entry(entry, frame, batch, segment, stats)
-                checking = False
             if batch.last_offset >= offset:
                 return frame, batch
-        if checking:
-            raise _IndexDisagrees(f"points at position {start}, where no whole batch starts")
         return None
 
     # --- timestamp look-up ----------------------------------------------------------------
@@ -526,55 +528,51 @@ class Partition:
         self, segment: Segment, timestamp: int, starting_offset: int, stats: ReadStats
     ) -> LookupResult | None:
         with self._open_log(segment) as view:
-            entry, note = self._timestamp_start(segment, timestamp, starting_offset, len(view))
-            if entry is not None:
+            start = self._timestamp_start(segment, view, timestamp, starting_offset)
+            note = start.note
+            if start.used_index:
+                self._count_entry_batch(segment, start, stats)
                 try:
                     hit = self._scan_for_timestamp(
-                        view, segment, entry, timestamp, starting_offset, stats
+                        view, segment, start.position, timestamp, starting_offset, stats
                     )
+                except KafkaFormatError as exc:
+                    if not start.position:
+                        raise  # the scan from byte 0 would meet the same damage
+                    note = f"{_entry_label(start)} leads to {exc}"
+                else:
                     return self._finish_timestamp(segment, hit, True, None, stats)
-                except (_IndexDisagrees, KafkaFormatError) as exc:
-                    note = _distrust(f"index entry ({entry.offset}, {entry.position})", exc)
-            hit = self._scan_for_timestamp(view, segment, None, timestamp, starting_offset, stats)
+            hit = self._scan_for_timestamp(view, segment, 0, timestamp, starting_offset, stats)
             return self._finish_timestamp(segment, hit, False, note, stats)
 
     def _timestamp_start(
-        self, segment: Segment, timestamp: int, starting_offset: int, size: int
-    ) -> tuple[OffsetPosition | None, str | None]:
+        self, segment: Segment, view: memoryview, timestamp: int, starting_offset: int
+    ) -> Start:
         if segment.timeindex is None:
-            return None, "no time index"
+            return Start(0, False, None, "no time index")
         if segment.index is None:
-            return None, "no offset index"
+            return Start(0, False, None, "no offset index")
         try:
             with (
                 self._open_index(TimeIndex, segment.timeindex, segment.base_offset) as tindex,
                 self._open_index(OffsetIndex, segment.index, segment.base_offset) as oindex,
             ):
-                for index in (tindex, oindex):
-                    if index.problem is not None:
-                        return None, str(index.problem)
-                entry = timestamp_scan_start(tindex, oindex, timestamp, starting_offset)
+                return start_for_timestamp(
+                    tindex, oindex, view, timestamp, starting_offset, file=str(segment.log)
+                )
         except (KafkaFormatError, OSError) as exc:
-            return None, str(exc)
-        if entry.position >= size and entry.position > 0:
-            return None, f"index position {entry.position} is past the end of the log ({size})"
-        return entry, None
+            return Start(0, False, None, str(exc))
 
     def _scan_for_timestamp(
         self,
         view: memoryview,
         segment: Segment,
-        entry: OffsetPosition | None,
+        start: int,
         timestamp: int,
         starting_offset: int,
         stats: ReadStats,
     ) -> tuple[Frame, Batch, Record] | None:
-        start = entry.position if entry is not None else 0
-        checking = entry is not None and entry.position > 0
         for frame, batch in self._headers(view, segment, start, stats):
-            if checking:
-                _check_entry(entry, frame, batch, segment, stats)
-                checking = False
             if batch.max_timestamp is None or batch.max_timestamp < timestamp:
                 continue
             if batch.last_offset < starting_offset:
@@ -587,8 +585,6 @@ class Partition:
                     and record.offset >= starting_offset
                 ):
                     return frame, full, record
-        if checking:
-            raise _IndexDisagrees(f"points at position {start}, where no whole batch starts")
         return None
 
     def _finish_timestamp(
@@ -614,46 +610,25 @@ class Partition:
         finally:
             source.close()
 
-    def _offset_index_entry(
-        self, segment: Segment, offset: int, size: int
-    ) -> tuple[OffsetPosition | None, str | None]:
+    def _offset_start(self, segment: Segment, view: memoryview, offset: int) -> Start:
+        """Where a fetch at ``offset`` starts reading the segment, by the one rule."""
         if segment.index is None:
-            return None, "no offset index"
+            return Start(0, False, None, "no offset index")
         try:
             with self._open_index(OffsetIndex, segment.index, segment.base_offset) as index:
-                if index.problem is not None:
-                    return None, str(index.problem)
-                entry = index.lookup(offset)
+                return start_for_offset(index, view, offset, file=str(segment.log))
         except (KafkaFormatError, OSError) as exc:
-            return None, str(exc)
-        if entry.position >= size and entry.position > 0:
-            return None, (
-                f"offset index entry ({entry.offset}, {entry.position}) points past the end "
-                f"of the log ({size} bytes)"
-            )
-        return entry, None
+            return Start(0, False, None, str(exc))
+
+    def _count_entry_batch(self, segment: Segment, start: Start, stats: ReadStats) -> None:
+        """The entry's check read its batch whole (the CRC): count it once."""
+        batch = start.check.batch if start.check is not None else None
+        if batch is not None:
+            stats.read_whole_at(str(segment.log), batch.position, batch.size, batch.magic)
 
     def _safe_last_index_position(self, segment: Segment, view: memoryview) -> int:
-        """Where to start reading for the last batch: the last index entry if it checks out."""
-        if segment.index is None:
-            return 0
-        try:
-            with self._open_index(OffsetIndex, segment.index, segment.base_offset) as index:
-                if index.problem is not None or not len(index):
-                    return 0
-                entry = index.last_entry()
-        except (KafkaFormatError, OSError):
-            return 0
-        if entry.position >= len(view):
-            return 0
-        try:
-            stats = ReadStats()
-            for frame, batch in self._headers(view, segment, entry.position, stats):
-                _check_entry(entry, frame, batch, segment, stats)
-                return entry.position
-        except (_IndexDisagrees, KafkaFormatError):
-            return 0
-        return 0
+        """Where to start reading for the last batch: the last index entry if it holds."""
+        return self._offset_start(segment, view, _BEYOND_EVERY_OFFSET).position
 
     def _headers(
         self, view: memoryview, segment: Segment, start: int, stats: ReadStats
@@ -704,29 +679,11 @@ class Partition:
         return LookupResult(segment, frame.position, batch, record, used_index, stats, note)
 
 
-def _check_entry(
-    entry: OffsetPosition, frame: Frame, batch: Batch, segment: Segment, stats: ReadStats
-) -> None:
-    """Is the batch an index entry points at really there? The broker writes (last offset of
-    the batch, its position) -- brokers before per-batch indexing wrote (largest offset of an
-    append, position of its first batch), and for the log cleaner's appends that is the
-    largest retained offset, which may lie inside the batch (``LogCleaner.cleanInto``,
-    ``MemoryRecords.filterTo``; see ``analysis.verify_index._in_one_append``) -- so the batch
-    must lie in the segment, start at or before the entry's offset (all that
-    ``OffsetIndex.lookup`` promises: the reader scans forward from there), and hold its CRC.
-    A position in the middle of a batch reads garbage that fails one of these."""
-    if batch.base_offset > entry.offset or batch.base_offset < segment.base_offset:
-        raise _IndexDisagrees(
-            f"disagrees with the log: the batch at position {frame.position} holds offsets "
-            f"{batch.base_offset}..{batch.last_offset}"
-        )
-    check_crc(batch, frame, True)
-    stats.read_whole(str(segment.log), frame)
-
-
-def _distrust(what: str, exc: Exception) -> str:
-    """Why an index entry was set aside, for :attr:`LookupResult.index_note`."""
-    return f"{what} {exc}" if isinstance(exc, _IndexDisagrees) else f"{what} leads to {exc}"
+def _entry_label(start: Start) -> str:
+    if start.check is None:
+        return "offset index"
+    entry = start.check.entry
+    return f"offset index entry ({entry.offset}, {entry.position})"
 
 
 def _first_at_or_after(batch: Batch, offset: int) -> Record | None:

@@ -20,14 +20,19 @@ and the byte ranges of the batches kept are copied to the output segment as they
   What lies after the truncation point is still walked, only to count the intact batches
   thrown away (what ``salvage`` would keep).
 * ``salvage=True``: every batch that passes those checks is kept, before and after damaged
-  regions. After damage the walk resumes at the next position where a whole batch whose CRC
-  holds starts (``framing.resync`` from the byte after the damage to the end of the segment:
-  linear, no window); a frame whose CRC holds is stepped over by its own length. Two more
-  checks, because the result must be readable by every reader: the batch's records must decode
-  (a batch a reader cannot read is dropped and reported: Kafka's recovery would keep it, since
-  it never decodes records, but a salvaged copy promises readable data), and its first offset
-  must be above the last one kept (a resynchronised walk must not step into the inner messages
-  of a damaged v0/v1 wrapper, whose offsets restart).
+  regions. The frames, the damage between them and where the walk goes on come from the
+  salvaging readers' own walk (``read.salvage.salvage_walk``), so that ``recover --salvage``
+  and ``errors="salvage"`` keep the same batches of the same bytes: after damage the walk
+  resumes at the next whole batch, never inside a batch whose own bytes prove its end, and a
+  batch whose length field alone lied is kept with its length set right (its CRC never
+  covered it; the report lists it under ``repaired``). Two more checks, because the result
+  must be readable by every reader: the batch's records must decode (a batch a reader cannot
+  read is dropped and reported: Kafka's recovery would keep it, since it never decodes
+  records, but a salvaged copy promises readable data), and its first offset must be above
+  the last one kept (a broker's index refuses offsets that go back).
+
+A partial batch at a segment's end (a truncated tail) is not damage, as ``verify`` says: it is
+left out of the copy and reported under ``left_out``; an empty segment is no damage either.
 
 Offsets keep their values: the copy has gaps where batches were lost, as after compaction, which
 Kafka accepts; a segment keeps its file name (its base offset) even when its first batches were
@@ -60,16 +65,19 @@ from ..files.checkpoints import (
     format_offset_checkpoint,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
+    read_partition_metadata,
 )
 from ..files.names import FileKind, parse_segment_file_name, segment_file_name
 from ..files.snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from ..files.storage import LOCAL
 from ..format import messages
 from ..format.batches import ReadOptions, check_crc, decode_records, read_header
-from ..format.framing import Damage, Frame, judge, resync
+from ..format.framing import Frame
 from ..model import Batch, Report, TruncatedTail
 from ..progress import Progress
 from ..read.columnar import iter_arrow_batches
+from ..read.salvage import salvage_walk
+from ..read.segment_offsets import SegmentOffsets
 from ..read.sources import LogInput, discover, partition_inputs
 from .recover_index import DEFAULT_INDEX_INTERVAL_BYTES, PartitionBook, SegmentOut
 from .recover_model import (
@@ -84,8 +92,6 @@ from .recover_model import (
 
 __all__ = ["RecoveryReport", "recover"]
 
-_INT32_MAX = (1 << 31) - 1
-_INT64_MAX = (1 << 63) - 1
 _META_PROPERTIES = "meta.properties"
 _DECODE = ReadOptions(True, True)
 
@@ -147,12 +153,27 @@ def recover(
             partition_inputs(source), out, salvage, progress, index_interval_bytes
         )
         part = walk.run(epochs=_source_epochs(source), seed=_source_snapshot(source))
-        if (source / PARTITION_METADATA).is_file():
-            shutil.copyfile(source / PARTITION_METADATA, out / PARTITION_METADATA)
+        _copy_partition_metadata(source, out, part)
         report.partitions.append(part)
     if log_dir:
         _write_log_dir_files(src_path, dest_path, report)
     return report
+
+
+def _copy_partition_metadata(source: Path, out: Path, part: PartitionRecovery) -> None:
+    """``partition.metadata`` copied when the broker would read it (``PartitionMetadataFile``,
+    as ``verify`` checks it); a file it would refuse (it takes the log dir offline) is left
+    out and reported: the broker writes it again from the cluster's metadata."""
+    path = source / PARTITION_METADATA
+    if not path.is_file():
+        return
+    try:
+        read_partition_metadata(path)
+    except KafkaFormatError as exc:
+        size = path.stat().st_size
+        part.dropped.append(DroppedRange(str(path), 0, size, exc.reason))
+        return
+    shutil.copyfile(path, out / PARTITION_METADATA)
 
 
 def _check_dest(territory: Path, dest: Path) -> None:
@@ -273,10 +294,12 @@ class _PartitionWalk:
         "last_kept",
         "logs",
         "lone",
+        "offsets",
         "out_dir",
         "part",
         "progress",
         "salvage",
+        "tail_gap",
         "truncated",
     )
 
@@ -295,6 +318,7 @@ class _PartitionWalk:
         self.salvage = salvage
         self.decode = salvage
         self.decoded = _Decoded()
+        self.offsets = SegmentOffsets(None)
         self.progress = progress
         self.index_interval_bytes = index_interval_bytes
         first = logs[0]
@@ -309,6 +333,8 @@ class _PartitionWalk:
         self.last_kept: int | None = None
         # Bytes were dropped since the last kept batch (offsets may be lost there).
         self.gap = False
+        # ... and they were only a truncated tail: at the log's end, no offsets are known lost.
+        self.tail_gap = False
         #: Default mode: the last offset of the intact batches after the truncation point.
         self.dropped_until: int | None = None
         #: A segment given alone: no partition files (epochs, snapshots) are written for it.
@@ -336,13 +362,14 @@ class _PartitionWalk:
                 continue
             base = log.base_offset if log.base_offset is not None else 0
             out = SegmentOut(self.out_dir, base, self.index_interval_bytes)
-            kept_before = self.part.batches
+            kept_before, dropped_before = self.part.batches, len(self.part.dropped)
             try:
                 self._walk(log, out)
             finally:
                 out.close()
             outs.append(out)
-            if self.salvage and self.part.batches == kept_before:
+            damaged = len(self.part.dropped) > dropped_before
+            if self.salvage and self.part.batches == kept_before and damaged:
                 self.part.segments_dropped.append(DroppedSegment(log.name, size, NOTHING_INTACT))
         if self.part.batches and not self.lone:
             self.book.take_snapshot(self.out_dir)  # at the log end, as a clean shutdown
@@ -358,7 +385,7 @@ class _PartitionWalk:
                     out.file(kind).unlink(missing_ok=True)
             outs = [o for o in outs if o.size]
         part.segments_kept = [str(o.file(FileKind.LOG)) for o in outs]
-        if self.gap:
+        if self.gap and not self.tail_gap:
             start = part.last_offset + 1 if part.last_offset is not None else None
             if start is None:
                 start = outs[0].base_offset if outs else (self.logs[0].base_offset or 0)
@@ -375,7 +402,10 @@ class _PartitionWalk:
 
     def _walk(self, log: LogInput, out: SegmentOut | None) -> None:
         """One segment: copy what is kept into ``out`` (None: after the truncation point,
-        only count the intact batches)."""
+        only count the intact batches). The frames, the damage between them and where the
+        walk goes on after each come from the salvaging readers' own walk
+        (``read.salvage.salvage_walk``), so that both keep the same batches of the same
+        bytes; what is added here is what a copy for a broker needs of each batch."""
         with log.open() as view:
             if not isinstance(view, memoryview):
                 raise KafkaFormatError(
@@ -384,75 +414,70 @@ class _PartitionWalk:
                     file=log.name,
                 )
             limit = len(view)
-            pos = 0
             base = log.base_offset
             self.decoded = _Decoded()
-            while True:
-                verdict = judge(view, pos, limit, log.name)
-                if verdict is None:
-                    return
+            self.offsets = SegmentOffsets(base)
+            for step in salvage_walk(view, log.name):
                 if self.progress is not None:
-                    self.progress.at(pos)
-                if isinstance(verdict, TruncatedTail):
-                    self._drop(log, pos, limit, messages.truncated_tail(verdict.size))
+                    self.progress.at(step.position)
+                if step.tail is not None:
+                    self._leave_tail(log, step.tail)
                     return
-                if isinstance(verdict, Damage):
-                    cause = verdict.error(log.name).reason
-                    resume = verdict.resume
-                    if resume is None:
-                        resume = resync(view, pos + 1, limit, offsets=self._expected(base))
-                    self._drop(log, pos, limit if resume is None else resume, cause)
-                    if resume is None:
-                        return
-                    pos = resume
+                end = limit if step.end is None else step.end
+                if step.frame is None:
+                    assert step.error is not None
+                    self._drop(log, step.position, end, step.error.reason)
                     continue
-                assert isinstance(verdict, Frame)
-                judged = self._judge(verdict, log.name, base, view)
+                if step.error is not None and not self.salvage:
+                    # Kafka's recovery stops at a length that lies, whatever follows it
+                    self._drop(log, step.position, end, step.error.reason)
+                    continue
+                judged = self._judge(step.frame, log.name, base, view, step.error is not None)
                 if judged.cause is None:
                     assert judged.batch is not None
-                    self._keep(judged.batch, verdict, out)
-                    pos += verdict.size
+                    self._keep(judged.batch, step.frame, out)
+                    if step.error is not None:
+                        self.part.repaired.append(
+                            DroppedRange(log.name, step.position, end, step.error.reason)
+                        )
                     continue
-                if judged.trusted:
-                    end = pos + verdict.size
-                else:
-                    found = resync(view, pos + 1, limit, offsets=self._expected(base))
-                    end = limit if found is None else found
-                    if end != pos + verdict.size:
-                        # The fast path stepped over the frame by its length: a walk that
-                        # resumes elsewhere has it decode from there.
-                        self.decoded = _Decoded()
-                self._drop(log, pos, end, judged.cause)
-                pos = end
+                if step.error is not None:
+                    cause = f"{step.error.reason}; {judged.cause}"
+                    self._drop(log, step.position, end, cause)
+                    continue
+                if end != step.position + step.frame.size:
+                    # The fast path stepped over the frame by its length: a walk that
+                    # resumes elsewhere has it decode from there.
+                    self.decoded = _Decoded()
+                self._drop(log, step.position, end, judged.cause)
 
-    def _expected(self, base: int | None) -> tuple[int, int] | None:
-        """The base offsets a batch after damage may have: above the last one kept (or the
-        segment's base), within the reach of the segment's indexes."""
-        if base is None:
-            return None if self.last_kept is None else (self.last_kept + 1, _INT64_MAX)
-        low = base if self.last_kept is None else max(base, self.last_kept + 1)
-        return (low, base + _INT32_MAX)
-
-    def _judge(self, frame: Frame, name: str, base: int | None, view: memoryview) -> _Verdict:
+    def _judge(
+        self, frame: Frame, name: str, base: int | None, view: memoryview, repaired: bool
+    ) -> _Verdict:
         """Kafka's recovery checks of one batch, and with salvage that its records read and
-        its offsets follow the kept ones."""
+        its offsets follow the kept ones. A ``repaired`` batch (its length field alone lied:
+        only salvage keeps it) has its records decoded from its repaired bytes."""
         try:
             batch = read_header(frame, file=name)
             check_crc(batch, frame, True)  # RecordBatch.ensureValid
         except KafkaFormatError as exc:
             return _Verdict(None, exc.reason)
-        if base is not None and not 0 <= batch.last_offset - base <= _INT32_MAX:
-            return _Verdict(
-                batch,
-                f"last offset {batch.last_offset} does not fit the indexes of a segment at "
-                f"base offset {base} (LogSegmentOffsetOverflowException)",
-                trusted=True,
-            )
+        # Where its offsets may lie in the segment: the readers' own rule (segment_offsets)
+        first = None if batch.magic < 2 and batch.codec else batch.base_offset
+        misplaced = self.offsets.judge(first, batch.last_offset)
+        if misplaced is not None:
+            return _Verdict(batch, misplaced, trusted=True)
+        self.offsets.passed(batch.last_offset)
         cause = None
         if batch.is_control and batch.producer_id >= 0:
             # its marker feeds the producer state: decoded here (control batches are few)
             try:
                 batch.records = decode_records(batch, frame, _DECODE)
+            except KafkaFormatError as exc:
+                cause = exc.reason
+        elif repaired:
+            try:
+                decode_records(batch, frame, _DECODE)
             except KafkaFormatError as exc:
                 cause = exc.reason
         elif self.decode:
@@ -461,7 +486,8 @@ class _PartitionWalk:
             cause = self.decoded.cause(frame.position, frame.size)
         if cause is not None:
             return _Verdict(batch, f"records do not read: {cause}", trusted=True)
-        if self.last_kept is not None and batch.first_offset <= self.last_kept:
+        if base is None and self.last_kept is not None and batch.first_offset <= self.last_kept:
+            # no segment name to judge by: a copy for a broker still needs offsets to increase
             return _Verdict(
                 batch,
                 f"first offset {batch.first_offset} is not above the last offset kept "
@@ -497,10 +523,27 @@ class _PartitionWalk:
             part.first_offset = batch.first_offset
         part.last_offset = batch.last_offset
 
+    def _leave_tail(self, log: LogInput, tail: TruncatedTail) -> None:
+        """A partial batch at a segment's end: no damage (``verify`` warns of it, and the
+        broker writes one whenever it stops uncleanly), but not copied. Kafka's recovery
+        still truncates there and, in the default mode, drops every later segment
+        (``LogLoader.recoverLog``)."""
+        if self.truncated and not self.salvage:
+            return
+        end = tail.position + tail.size
+        left = DroppedRange(log.name, tail.position, end, messages.truncated_tail(tail.size))
+        self.part.left_out.append(left)
+        self.tail_gap = not self.gap
+        self.gap = True  # offsets a later kept batch skips were in it
+        if not self.salvage:
+            self.part.truncated_at = left
+            self.truncated = True
+
     def _drop(self, log: LogInput, start: int, end: int, cause: str) -> None:
         if self.truncated and not self.salvage:
             return  # already counted: the truncation range reaches the segment's end
         self.gap = True
+        self.tail_gap = False
         if self.salvage:
             self.part.dropped.append(DroppedRange(log.name, start, end, cause))
             return

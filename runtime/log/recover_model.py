@@ -75,6 +75,12 @@ class PartitionRecovery:
     segments_dropped: list[DroppedSegment] = field(default_factory=list)
     dropped: list[DroppedRange] = field(default_factory=list)
     lost: list[LostOffsets] = field(default_factory=list)
+    #: What was not copied without being damage: a partial batch at a segment's end (a
+    #: truncated tail, which ``verify`` warns of), an empty segment.
+    left_out: list[DroppedRange] = field(default_factory=list)
+    #: Batches kept whose length field alone was broken (their records and CRC proved their
+    #: end): copied with the length set right. Damage of the source, nothing lost.
+    repaired: list[DroppedRange] = field(default_factory=list)
     batches: int = 0
     records: int = 0
     bytes_kept: int = 0
@@ -100,7 +106,9 @@ class PartitionRecovery:
 
     @property
     def damaged(self) -> bool:
-        return bool(self.dropped or self.segments_dropped)
+        """Whether the source held damage (``verify``'s errors): a truncated tail or an
+        empty segment is none."""
+        return bool(self.dropped or self.segments_dropped or self.repaired)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -117,6 +125,8 @@ class PartitionRecovery:
             "segments_kept": self.segments_kept,
             "segments_dropped": [s.as_json() for s in self.segments_dropped],
             "dropped": [d.as_json() for d in self.dropped],
+            "left_out": [d.as_json() for d in self.left_out],
+            "repaired": [d.as_json() for d in self.repaired],
             "offsets_lost": [lost.as_json() for lost in self.lost],
             "intact_batches_dropped": self.intact_dropped_batches,
             "intact_records_dropped": self.intact_dropped_records,

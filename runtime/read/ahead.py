@@ -15,7 +15,7 @@ raised after the batches before it. Memory stays bounded: at most ``depth`` smal
 batches are held at once.
 
 Only where the files' reads are independent: not under ``read_committed``, whose walk over a
-partition's batches carries state from one file to the next (``committed.CommittedFilter``).
+partition's batches carries state from one file to the next (``transactions.Admission``).
 """
 
 from __future__ import annotations

@@ -59,10 +59,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import cpus
-from ..errors import (
-    FramingError,
-    KafkaFormatError,
-)
+from ..errors import CorruptBatchError, FramingError, KafkaFormatError
 from ..format import layout
 from ..format.batches import ReadOptions, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES
@@ -75,7 +72,6 @@ from .ahead import Done as _Done
 from .ahead import Pipeline as _Pipeline
 from .ahead import files_ahead, small_file
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
-from .committed import CommittedFilter as _CommittedFilter
 from .plan import NOT_A_MARKER as _NOT_A_MARKER
 
 # Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
@@ -95,12 +91,13 @@ from .salvage import salvage_scan
 from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
+from .segment_offsets import SegmentOffsets, judge_frames
 from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
 from .transactions import (
     AbortedTransactions,
+    Admission,
     TxnEvent,
     collect_aborted_events,
-    has_abort_marker,
     table_events,
 )
 from .views import adopt, ensure_views, view_schema
@@ -136,7 +133,6 @@ _TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
 _CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
 #: A v2 batch's codec bits: non-zero when its records were decompressed before decoding.
 _CODEC_BITS = layout.V2_ATTR_COMPRESSION_MASK
-_ABORT = layout.CONTROL_RECORD_TYPE_ABORT
 _FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
@@ -197,7 +193,7 @@ def iter_arrow_batches(
         binary_view=binary_view,
         low_memory=low_memory,
     )
-    committed: _CommittedFilter | None = None
+    committed: Admission | None = None
     name = None
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
     if (isolation == "read_committed" or rng is not None or opts.salvage) and reads_once(source):
@@ -205,7 +201,7 @@ def iter_arrow_batches(
         # walk, which looks ahead.
         source, name = read_once(source)
     if isolation == "read_committed":
-        committed = _CommittedFilter(_collect_aborted(source, opts, name))
+        committed = Admission(_collect_aborted(source, opts, name))
     workers = threads if threads is not None else cpus.default_threads()
     with _Pipeline(max(1, workers)) as pipeline:
 
@@ -352,10 +348,11 @@ class _Chunk:
 def _log_batches(
     log: LogInput,
     opts: _Options,
-    committed: _CommittedFilter | None,
+    committed: Admission | None,
     pipeline: _Pipeline,
     window: Window | None = None,
 ) -> Iterator[pa.RecordBatch]:
+    segment = SegmentOffsets(log.base_offset)
     with _open_input(log) as inp:
         if opts.progress is not None:
             opts.progress.begin_file(len(inp.buf) if inp.buf is not None else 0)
@@ -386,7 +383,7 @@ def _log_batches(
                     break
                 if window is not None:
                     item.table = overlapping(item.table, window)  # the range's, undecoded
-                _plan(item, opts, committed)
+                _plan(item, opts, committed, segment)
                 if deferred is None and not pending:
                     deferred = item
                     continue
@@ -431,7 +428,7 @@ def _salvage_chunks(
     for item in salvage_scan(
         inp.buf, inp.view, log.name, *_budget(opts), COMPRESSED_WEIGHT, start, end
     ):
-        if isinstance(item, FramingError):
+        if isinstance(item, KafkaFormatError):
             yield _FileEnd(error=item, more=True)
         elif isinstance(item, TruncatedTail):
             yield _FileEnd(tail=item)
@@ -493,7 +490,9 @@ def _joined_chunk(log: LogInput, frames: list[Frame]) -> _Chunk:
 # --- planning (calling thread) ----------------------------------------------------------------
 
 
-def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> None:
+def _plan(
+    chunk: _Chunk, opts: _Options, committed: Admission | None, segment: SegmentOffsets
+) -> None:
     """Sort the chunk's frames; decode the odd ones (control, v0/v1, bad headers) now, with
     the reference decoder, and apply ``read_committed``'s walk to every frame in order."""
     t = chunk.table
@@ -511,11 +510,23 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
     chunk.kind = kind
     keep = np.ones(len(t), bool)
     chunk.keep = keep
+    for i, reason in judge_frames(segment, t, chunk.buf, chunk.view, opts.verify_crc).items():
+        kind[i] = _REFERENCE  # no batch of the segment: not decoded, reported in its place
+        keep[i] = False
+        pos = int(t[i, fs.F_POS]) + chunk.shift
+        error = CorruptBatchError(reason)
+        chunk.errors[i] = error.located(
+            file=chunk.name, position=pos, base_offset=int(t[i, fs.F_BASE])
+        )
     # Transaction markers in Kafka's own form need no decoding: the kernel checks them
     # (kernels.markers); any other control batch, or a damaged one, takes the reference.
     control = (magic == 2) & header_ok & ((attributes & _CONTROL_BIT) != 0)
     marker = _marker_types(chunk.buf, t, control, opts.verify_crc)
-    odd = np.flatnonzero((kind == _REFERENCE) & (marker == _NOT_A_MARKER)).tolist()
+    odd = [
+        i
+        for i in np.flatnonzero((kind == _REFERENCE) & (marker == _NOT_A_MARKER)).tolist()
+        if i not in chunk.errors
+    ]
     if committed is None and not odd:
         return
     batches: dict[int, Batch] = {}
@@ -553,23 +564,19 @@ def _plan(chunk: _Chunk, opts: _Options, committed: _CommittedFilter | None) -> 
                 batch.last_offset,
                 batch.is_control,
                 batch.is_transactional,
-                # A damaged marker of an aborting producer can only be its ABORT
-                # (transactions.AbortedTransactions.filter does the same).
-                has_abort_marker(batch) or (batch.is_control and batch.error is not None),
             )
             if not admitted:
                 chunk.ref_rows.pop(i, None)
             continue
         base = int(t[i, fs.F_BASE])
         attr = int(attributes[i])
-        keep[i] = committed.admits(
+        keep[i] = keep[i] and committed.admits(
             tp,
             int(t[i, fs.F_PID]),
             base,
             base + int(t[i, fs.F_LAST_DELTA]),
             bool(attr & _CONTROL_BIT),  # a data batch, or a marker the kernel checked
             bool(attr & _TRANSACTIONAL_BIT),
-            marker[i] == _ABORT,
         )
 
 
@@ -579,6 +586,7 @@ def _collect_aborted(source: Source, opts: _Options, name: str | None) -> Aborte
 
     def transactional_events() -> Iterator[TxnEvent]:
         for log in resolve(source, name=name):
+            segment = SegmentOffsets(log.base_offset)
             with _open_input(log) as inp:
                 chunks = (
                     _salvage_chunks(log, inp, opts)
@@ -590,12 +598,14 @@ def _collect_aborted(source: Source, opts: _Options, name: str | None) -> Aborte
                         if item.more:
                             continue
                         break
-                    yield from _transactional(item, opts)
+                    yield from _transactional(item, opts, segment)
 
     return collect_aborted_events(transactional_events(), source)
 
 
-def _transactional(chunk: _Chunk, opts: _Options) -> Iterator[TxnEvent]:
+def _transactional(chunk: _Chunk, opts: _Options, segment: SegmentOffsets) -> Iterator[TxnEvent]:
+    # a batch whose offsets are no batch of the segment is damage here too: it opens nothing
+    misplaced = judge_frames(segment, chunk.table, chunk.buf, chunk.view, opts.verify_crc)
     return table_events(
         chunk.table,
         chunk.buf,
@@ -605,6 +615,7 @@ def _transactional(chunk: _Chunk, opts: _Options) -> Iterator[TxnEvent]:
         chunk.topic,
         chunk.partition,
         opts,
+        set(misplaced),
     )
 
 

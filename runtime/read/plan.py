@@ -21,10 +21,10 @@ from __future__ import annotations
 import mmap
 import struct
 import threading
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import cramjam
 import numpy as np
 import pyarrow as pa
 from crc32c import crc32c
@@ -463,11 +463,8 @@ def _value_span(view: memoryview, pos: int, end: int, magic: int) -> tuple[int, 
     return p, p + value_len
 
 
-# gzip decoded straight into a buffer of the size its trailer states, by cramjam's decoder:
-# zlib's output grows in pieces that are joined (a copy) into fresh memory, and takes 1.3
-# times as long on Kafka's batches of ~150 KB (bench/compressed.py). zstd gained nothing
-# measurable that way (its library decodes in one piece already), so it keeps the Python
-# path.
+# gzip decoded in one call, bounded by the size its trailer states (most gzip batches take
+# the kernels' libdeflate path instead: ``plan_inflated``). zstd keeps the Python path.
 _GZIP = layout.COMPRESSION_CODEC_GZIP
 _GZIP_MIN = 18  # a gzip member's header (10) and trailer (8)
 # FLG bits (RFC 1952): FHCRC, and the reserved ones zlib rejects.
@@ -480,7 +477,7 @@ _DEFLATE_MAX_RATIO = 1032
 
 def gzip_size(view: memoryview, start: int, end: int) -> int:
     """The bytes the gzip payload ``view[start:end]`` decodes to, by its trailer's ISIZE,
-    when its first member's header is one that zlib and cramjam read alike (no header CRC, no
+    when its first member's header is one the one-call decoder takes (no header CRC, no
     reserved flags); -1 otherwise. A payload of several members decodes to more than its last
     member's ISIZE: it does not fit the buffer, and takes the Python path."""
     if end - start < _GZIP_MIN or view[start : start + 3] != b"\x1f\x8b\x08":
@@ -491,7 +488,23 @@ def gzip_size(view: memoryview, start: int, end: int) -> int:
     return size if size <= _DEFLATE_MAX_RATIO * (end - start) else -1
 
 
-_INTO = {_GZIP: cramjam.gzip.decompress_into}
+def _gunzip(payload: memoryview, size: int) -> pa.Buffer | None:
+    """One gzip member, whole, by zlib (the reference's own decoder: Java's GZIPInputStream
+    is zlib), its output bounded by the size it states. None where the payload is not exactly
+    one member that decodes to that size: the reference path decides. (cramjam's
+    ``decompress_into`` took some streams zlib refuses, a distance past the output so far
+    among them; libdeflate ignores bytes after the first member.)"""
+    decoder = zlib.decompressobj(31)
+    try:
+        data = decoder.decompress(payload, size + 1)
+    except zlib.error:
+        return None
+    if len(data) != size or not decoder.eof or decoder.unused_data or decoder.unconsumed_tail:
+        return None
+    return pa.py_buffer(data)
+
+
+_INTO = {_GZIP: _gunzip}
 
 
 def decompress_into(
@@ -509,14 +522,7 @@ def decompress_into(
     size = gzip_size(view, start, end)
     if size < 0 or size > opts.max_bytes:
         return None
-    out = pa.allocate_buffer(size + 1)  # one more: a payload that fills it is longer
-    try:
-        written = decode(view[start:end], np.frombuffer(out, np.uint8))
-    except cramjam.DecompressionError:
-        return None
-    if written != size:
-        return None
-    return out.slice(0, size)
+    return decode(view[start:end], size)
 
 
 def _address(data: bytes | pa.Buffer) -> int:

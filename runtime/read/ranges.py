@@ -18,8 +18,9 @@ The meaning, per partition (a lone file or a buffer counts as a partition of its
 How little is read: a range becomes a :class:`Window` per segment, a byte span. Segments
 wholly before the start or after the end are not opened by the readers; the start position
 comes from the segment's ``.index`` (and ``.timeindex``) as the broker's fetch and ListOffsets
-find it (``files.indexes.timestamp_scan_start``), each entry checked against the batch it
-points at (an entry that does not hold is set aside and the segment read from its start);
+find it, each entry checked against the batch it points at by the rule every reader uses
+(``files.index_lookup``: an entry that does not hold is set aside and the segment read from its
+start);
 the span ends at the first batch past the range, found from batch headers alone
 (``fastscan.scan_frames``). Only the one batch where a time bound falls is decoded to
 resolve it. A stream that can be read only once is read into memory first.
@@ -36,10 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import KafkaFormatError
-from ..files.indexes import OffsetIndex, TimeIndex, timestamp_scan_start
+from ..files.index_lookup import start_for_offset, start_for_timestamp
+from ..files.indexes import OffsetIndex, TimeIndex
 from ..format import layout
-from ..format.batches import ReadOptions, check_crc, read_batch, read_header
-from ..format.framing import Frame, judge
+from ..format.batches import ReadOptions, read_batch
+from ..format.framing import Frame
 from ..kernels import fastscan as fs
 from ..model import Batch, Record
 from .sources import LogInput
@@ -325,43 +327,22 @@ def _start_position(
 ) -> int:
     """Where to start reading ``log`` for ``offset`` (the offset index's entry at or below
     it, as the broker's fetch does), or for the first record at or after it with a timestamp
-    >= ``timestamp`` (``timestamp_scan_start``); 0 without a sound index entry."""
+    >= ``timestamp`` (``start_for_timestamp``); 0 without a sound index entry. The entry is
+    judged by ``files.index_lookup``'s rule, as every other reader judges it."""
     if log.path is None or log.base_offset is None:
         return 0
     target = log.base_offset if offset is None else max(offset, log.base_offset)
+    view = memoryview(buf)
     try:
         with OffsetIndex.open(log.path.with_suffix(".index"), log.base_offset, strict=False) as oi:
-            if oi.problem is not None:
-                return 0
-            entry = oi.lookup(target)
-            if timestamp is not None:
-                with TimeIndex.open(
-                    log.path.with_suffix(".timeindex"), log.base_offset, strict=False
-                ) as ti:
-                    if ti.problem is None:
-                        entry = timestamp_scan_start(ti, oi, timestamp, target)
+            if timestamp is None:
+                return start_for_offset(oi, view, target, file=log.name).position
+            with TimeIndex.open(
+                log.path.with_suffix(".timeindex"), log.base_offset, strict=False
+            ) as ti:
+                return start_for_timestamp(ti, oi, view, timestamp, target, file=log.name).position
     except (KafkaFormatError, OSError, ValueError):
         return 0
-    if entry.position <= 0 or not _entry_holds(buf, entry.position, entry.offset, log):
-        return 0
-    return entry.position
-
-
-def _entry_holds(buf: np.ndarray, pos: int, offset: int, log: LogInput) -> bool:
-    """Whether an index entry's batch is there: a whole frame at the position, in the
-    segment, ending at or before the entry's offset, its CRC holding (as ``find`` checks)."""
-    if pos >= len(buf):
-        return False
-    view = memoryview(buf)
-    verdict = judge(view, pos, len(view), log.name)
-    if not isinstance(verdict, Frame):
-        return False
-    try:
-        batch = read_header(verdict, file=log.name)
-        check_crc(batch, verdict, True)
-    except KafkaFormatError:
-        return False
-    return batch.last_offset <= offset and batch.base_offset >= (log.base_offset or 0)
 
 
 # --- applying a window ----------------------------------------------------------------------

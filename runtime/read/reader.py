@@ -29,6 +29,7 @@ from ..format.framing import iter_frames, iter_stream_frames
 from ..model import Batch, ControlType, Record, Report
 from .ranges import Range, Window, clip_records, limit_records, windows
 from .salvage import iter_salvaged_frames
+from .segment_offsets import SegmentOffsets, judge_frame
 from .sources import Source, read_once, reads_once, resolve
 from .transactions import AbortedTransactions, collect_aborted
 
@@ -131,9 +132,19 @@ def _file_batches(
             )
         else:
             frames = iter_stream_frames(opened, file=log.name, tails=report.truncated)
+        segment = SegmentOffsets(log.base_offset)
         try:
             for frame in frames:
                 if ranged and not _wanted(frame, window, log.name, control):
+                    continue
+                misplaced = judge_frame(segment, frame, verify_crc, log.name)
+                if misplaced is not None:
+                    if errors == "strict":
+                        raise misplaced
+                    report.errors.append(misplaced)
+                    batch = damaged_batch(frame, log.name, misplaced)
+                    batch.topic, batch.partition = log.topic, log.partition
+                    yield batch
                     continue
                 if callable(records):
                     options = header_only

@@ -20,9 +20,11 @@ from ..format.batches import invalid_wrapper_offset, records_damage, wrapper_off
 from ..kernels import fastscan as fs
 from ..kernels import lz4 as kernel_lz4
 from ..kernels import snappy as kernel_snappy
-from ..kernels.records import E_WRAPPER_OFFSET as _E_WRAPPER_OFFSET
-from ..kernels.records import S_NULL_TS as _S_NULL_TS
-from ..kernels.records import S_NULL_TS_OFFSET as _S_NULL_TS_OFFSET
+from ..kernels.section_codes import E_OFFSET_ORDER as _E_OFFSET_ORDER
+from ..kernels.section_codes import E_OFFSET_OUTSIDE as _E_OFFSET_OUTSIDE
+from ..kernels.section_codes import E_WRAPPER_OFFSET as _E_WRAPPER_OFFSET
+from ..kernels.section_codes import S_NULL_TS as _S_NULL_TS
+from ..kernels.section_codes import S_NULL_TS_OFFSET as _S_NULL_TS_OFFSET
 from ..kernels.views import VIEW_SIZE
 from ..model import TimestampsOutOfRange
 from . import views
@@ -217,6 +219,12 @@ _RECORD_CAUSES = {
 }
 
 
+_OFFSET_RULE = {
+    _E_OFFSET_OUTSIDE: messages.offset_outside_batch,
+    _E_OFFSET_ORDER: messages.offset_not_increasing,
+}
+
+
 def kernel_error(sec: np.ndarray, frame_position: int, compressed: bool) -> KafkaFormatError:
     """The exception the reference raises for what the kernel found: same class, same
     location, same words (``format/messages``). ``frame_position``: where the section's
@@ -235,6 +243,9 @@ def kernel_error(sec: np.ndarray, frame_position: int, compressed: bool) -> Kafk
         if not v2:
             return wrapper_offset_overflow(arg, arg2, inner)
         cause = messages.offset_overflow(int(sec[fs.S_BASE]), arg)
+        return records_damage(cause, at, frame_position, compressed)
+    if status in _OFFSET_RULE and v2:  # the reference's words: batches.offset_delta_damage
+        cause = _OFFSET_RULE[status](int(sec[fs.S_BASE]), arg, arg2)
         return records_damage(cause, at, frame_position, compressed)
     if status == _E_WRAPPER_OFFSET:
         return invalid_wrapper_offset(arg, arg2)

@@ -18,7 +18,9 @@ import contextlib
 import io
 import mmap
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -120,6 +122,23 @@ def read_once(source: Source) -> tuple[bytes, str]:
     path = os.fspath(source)  # type: ignore[arg-type]
     with open(path, "rb") as fh:
         return fh.read(), path
+
+
+#: Bytes a spool copies at a time: the pipe is read once, in chunks, never whole in memory.
+_SPOOL_CHUNK = 1 << 20
+
+
+@contextmanager
+def spooled(path: str | os.PathLike[str], *, file_name: str = "input") -> Iterator[Path]:
+    """What a pipe, a FIFO or ``/dev/stdin`` holds, read once to its end into a regular
+    file (``file_name`` in a temporary directory of its own, under ``$TMPDIR``), removed on
+    leaving: for readers that map a file or read it more than once, which a stream cannot
+    give them. Memory stays bounded; the disk holds the copy."""
+    with tempfile.TemporaryDirectory(prefix="kafka-format-") as directory:
+        target = Path(directory) / file_name
+        with open(path, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, _SPOOL_CHUNK)
+        yield target
 
 
 def mappable_fileno(stream: BinaryIO) -> int | None:

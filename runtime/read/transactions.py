@@ -17,7 +17,7 @@ batch headers, and the markers) so that a committed transaction is not taken for
 
 from __future__ import annotations
 
-import heapq
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from os import PathLike
@@ -43,6 +43,67 @@ _ABORT = layout.CONTROL_RECORD_TYPE_ABORT
 Partition = tuple[str | None, int | None]
 
 
+#: The offset a transaction still open at the end of the log "ends" at: nothing after its
+#: first offset is seen by a read_committed consumer (see the last stable offset).
+OPEN_END = (1 << 63) - 1
+
+
+@dataclass(slots=True)
+class AbortedRanges:
+    """What a read_committed consumer drops, as offset ranges: per producer, the offsets
+    ``[first, last]`` its aborted transactions span (``last``: the ABORT marker's offset, or
+    :data:`OPEN_END` for a transaction without one).
+
+    This is the one rule every reader applies (``iter_records``, the columnar path, ``dump
+    --isolation read_committed`` and Spark's tasks, which cannot see the markers of other
+    splits and get the ranges from the driver). It is the consumer's own walk
+    (``CompletedFetch.nextFetchedRecord``: once a batch reaches an aborted transaction's first
+    offset, the producer's transactional batches are skipped until its ABORT marker) written
+    as ranges: a producer's transactions never overlap, so a batch is inside one exactly when
+    it overlaps the range. Ranges that overlap (the same transaction from a ``.txnindex`` and
+    from the markers) are merged.
+    """
+
+    firsts: dict[int, list[int]] = field(default_factory=dict)
+    lasts: dict[int, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ranges: Iterable[tuple[int, int, int]]) -> AbortedRanges:
+        """From (producer id, first offset, last offset) triples, in any order."""
+        result = cls()
+        for pid, first, last in sorted(ranges):
+            firsts = result.firsts.setdefault(pid, [])
+            lasts = result.lasts.setdefault(pid, [])
+            if firsts and first <= lasts[-1]:
+                lasts[-1] = max(lasts[-1], last)
+            else:
+                firsts.append(first)
+                lasts.append(last)
+        return result
+
+    def __bool__(self) -> bool:
+        return bool(self.firsts)
+
+    def drops(
+        self,
+        producer_id: int,
+        base_offset: int,
+        last_offset: int,
+        is_transactional: bool,
+        is_control: bool,
+    ) -> bool:
+        """Whether a transactional data batch lies in one of its producer's aborted
+        transactions (control batches are never records a consumer sees: the caller drops
+        them apart)."""
+        if producer_id < 0 or not is_transactional or is_control:
+            return False
+        firsts = self.firsts.get(producer_id)
+        if not firsts:
+            return False
+        i = bisect_right(firsts, last_offset) - 1
+        return i >= 0 and base_offset <= self.lasts[producer_id][i]
+
+
 @dataclass(slots=True)
 class AbortedTransactions:
     """Aborted transactions per partition, and the transactions still open at the end."""
@@ -51,9 +112,23 @@ class AbortedTransactions:
     aborted: dict[Partition, set[tuple[int, int]]] = field(default_factory=dict)
     #: producer id -> first offset of a transaction that has no marker yet, per partition.
     open: dict[Partition, dict[int, int]] = field(default_factory=dict)
+    #: (partition, producer id, first offset) -> the offset of the transaction's ABORT marker.
+    ends: dict[tuple[Partition, int, int], int] = field(default_factory=dict)
 
-    def add(self, partition: Partition, producer_id: int, first_offset: int) -> None:
+    def add(
+        self, partition: Partition, producer_id: int, first_offset: int, last_offset: int
+    ) -> None:
+        """An aborted transaction: its first offset and its ABORT marker's."""
         self.aborted.setdefault(partition, set()).add((first_offset, producer_id))
+        key = (partition, producer_id, first_offset)
+        self.ends[key] = max(self.ends.get(key, last_offset), last_offset)
+
+    def ranges(self, partition: Partition) -> AbortedRanges:
+        """The partition's aborted transactions as :class:`AbortedRanges`."""
+        return AbortedRanges.of(
+            (pid, first, self.ends[(partition, pid, first)])
+            for first, pid in self.aborted.get(partition, ())
+        )
 
     def stable_offset(self, partition: Partition) -> int | None:
         """The last stable offset of a partition: the first offset of its earliest open
@@ -73,32 +148,60 @@ class AbortedTransactions:
 
     def filter(self, batches: Iterable[Batch]) -> Iterator[Record]:
         """The data records of ``batches`` that a read_committed consumer receives."""
-        pending: dict[Partition, list[tuple[int, int]]] = {}
-        dropping: dict[Partition, set[int]] = {}
-        stable: dict[Partition, int | None] = {}
+        admission = Admission(self)
         for batch in batches:
-            tp = (batch.topic, batch.partition)
-            if tp not in pending:
-                pending[tp] = sorted(self.aborted.get(tp, ()))
-                dropping[tp] = set()
-                stable[tp] = self.stable_offset(tp)
-            if stable[tp] is not None and batch.base_offset >= stable[tp]:
-                continue  # at or past the last stable offset: the fetch ends before it
-            queue, producers = pending[tp], dropping[tp]
-            if batch.producer_id >= 0:
-                while queue and queue[0][0] <= batch.last_offset:
-                    producers.add(heapq.heappop(queue)[1])
-                if batch.is_control:
-                    # A damaged marker (skip mode) of a producer known to be aborting can only
-                    # be that transaction's ABORT: it ends the dropping all the same.
-                    if has_abort_marker(batch) or batch.error is not None:
-                        producers.discard(batch.producer_id)
-                    continue
-                if batch.is_transactional and batch.producer_id in producers:
-                    continue
-            if batch.is_control or not batch.records:
-                continue
-            yield from batch.records
+            if batch.records and admission.admits_batch(batch):
+                yield from batch.records
+
+
+class Admission:
+    """read_committed's per-batch decision, from the batch header alone: nothing at or past
+    the partition's last stable offset, no control batch, no data batch of an aborted
+    transaction (:class:`AbortedRanges`). The one rule ``iter_records``, the columnar path
+    and ``dump --isolation read_committed`` apply; Spark's tasks apply its ranges."""
+
+    __slots__ = ("aborted", "ranges", "stable")
+
+    def __init__(self, aborted: AbortedTransactions) -> None:
+        self.aborted = aborted
+        self.ranges: dict[Partition, AbortedRanges] = {}
+        self.stable: dict[Partition, int | None] = {}
+
+    def stable_offset(self, tp: Partition) -> int | None:
+        if tp not in self.stable:
+            self.stable[tp] = self.aborted.stable_offset(tp)
+        return self.stable[tp]
+
+    def admits_batch(self, batch: Batch) -> bool:
+        """:meth:`admits` for a batch read by the reference reader."""
+        return self.admits(
+            (batch.topic, batch.partition),
+            batch.producer_id,
+            batch.base_offset,
+            batch.last_offset,
+            batch.is_control,
+            batch.is_transactional,
+        )
+
+    def admits(
+        self,
+        tp: Partition,
+        producer_id: int,
+        base_offset: int,
+        last_offset: int,
+        is_control: bool,
+        is_transactional: bool,
+    ) -> bool:
+        """Whether a consumer would see the batch's records (if it has any)."""
+        if is_control:
+            return False
+        stable = self.stable_offset(tp)
+        if stable is not None and base_offset >= stable:
+            return False  # at or past the last stable offset: the fetch ends before it
+        ranges = self.ranges.get(tp)
+        if ranges is None:
+            ranges = self.ranges[tp] = self.aborted.ranges(tp)
+        return not ranges.drops(producer_id, base_offset, last_offset, is_transactional, is_control)
 
 
 def has_abort_marker(batch: Batch) -> bool:
@@ -141,22 +244,51 @@ def collect_aborted(batches: Iterable[Batch], source: Source | None = None) -> A
     )
 
 
+class AbortedWalk:
+    """The walk that finds aborted transactions, one transactional batch at a time, in log
+    order (``TxnEvent``): a producer's intact data batch opens its transaction, its marker
+    closes it, and an ABORT marker makes it an aborted one (first offset, marker offset). The
+    one walk behind :func:`collect_aborted_events` and Spark's split planning."""
+
+    __slots__ = ("current", "result")
+
+    def __init__(self) -> None:
+        self.result = AbortedTransactions()
+        #: producer id -> first offset of its transaction still open, per partition.
+        self.current: dict[Partition, dict[int, int]] = {}
+
+    def feed(self, event: TxnEvent) -> None:
+        ongoing = self.current.setdefault(event.partition, {})
+        if event.is_control:
+            first = ongoing.pop(event.producer_id, None)
+            if first is not None and event.abort:
+                self.result.add(event.partition, event.producer_id, first, event.base_offset)
+        elif event.intact:
+            ongoing.setdefault(event.producer_id, event.base_offset)
+
+    def opened(self, partition: Partition, producer_id: int) -> bool:
+        """Whether the producer has a transaction open (its marker is worth decoding)."""
+        return producer_id in self.current.get(partition, ())
+
+    def is_open(self, partition: Partition) -> bool:
+        """Whether some transaction of the partition has no marker yet."""
+        return bool(self.current.get(partition))
+
+    def done(self) -> AbortedTransactions:
+        """The aborted transactions, and those still open at the end."""
+        self.result.open = {tp: dict(txns) for tp, txns in self.current.items() if txns}
+        return self.result
+
+
 def collect_aborted_events(
     events: Iterable[TxnEvent], source: Source | None = None
 ) -> AbortedTransactions:
     """``collect_aborted`` over the transactional batches' events, in log order: the columnar
     reader makes them from its kernels' checks, without decoding a healthy batch."""
-    result = AbortedTransactions()
-    current: dict[Partition, dict[int, int]] = {}
+    walk = AbortedWalk()
     for event in events:
-        ongoing = current.setdefault(event.partition, {})
-        if event.is_control:
-            first = ongoing.pop(event.producer_id, None)
-            if first is not None and event.abort:
-                result.add(event.partition, event.producer_id, first)
-        elif event.intact:
-            ongoing.setdefault(event.producer_id, event.base_offset)
-    result.open = {tp: dict(txns) for tp, txns in current.items() if txns}
+        walk.feed(event)
+    result = walk.done()
     if isinstance(source, str | PathLike):
         _add_txn_indexes(result, source)
         if result.open:
@@ -173,11 +305,13 @@ def table_events(
     topic: str | None,
     partition: int | None,
     opts: Options,
+    misplaced: set[int] | frozenset[int] = frozenset(),
 ) -> Iterator[TxnEvent]:
     """The transactional batches of a frame table (``fastscan.scan_frames``' over ``buf``;
     ``shift``: where ``buf`` starts in the file) as the walk needs them: intact data batches
     (their CRC checked by a kernel) and markers in Kafka's form (``plan.marker_types``)
-    without decoding; any other, damaged or unusual, through the reference decoder."""
+    without decoding; any other, damaged or unusual, through the reference decoder. Rows in
+    ``misplaced`` (offsets no batch of the segment has: ``segment_offsets``) are damaged."""
     attributes = table[:, fs.F_ATTR]
     wanted = (
         (table[:, fs.F_MAGIC] == 2)
@@ -191,6 +325,9 @@ def table_events(
     tp = (topic, partition)
     for i in np.flatnonzero(wanted).tolist():
         pid, base = int(table[i, fs.F_PID]), int(table[i, fs.F_BASE])
+        if i in misplaced:
+            yield TxnEvent(tp, pid, base, bool(control[i]), False, False)
+            continue
         if marker[i] != NOT_A_MARKER:
             yield TxnEvent(tp, pid, base, True, True, marker[i] == _ABORT)
             continue
@@ -248,7 +385,7 @@ def _settle_from(
                 marker = read_batch(frame, options, file=name)
                 first = ongoing.pop(header.producer_id)
                 if has_abort_marker(marker):
-                    result.add(tp, header.producer_id, first)
+                    result.add(tp, header.producer_id, first, header.base_offset)
                 if not ongoing:
                     return
         except KafkaFormatError:
@@ -267,4 +404,5 @@ def _add_txn_indexes(result: AbortedTransactions, source: Source) -> None:
         except KafkaFormatError:
             continue  # a damaged index must not hide what the markers tell
         for txn in index.entries:
-            result.add((log.topic, log.partition), txn.producer_id, txn.first_offset)
+            tp = (log.topic, log.partition)
+            result.add(tp, txn.producer_id, txn.first_offset, txn.last_offset)

@@ -30,7 +30,8 @@ def _log() -> bytes:
     out = []
     for b in range(40):
         codec, pack = PACKS[b % len(PACKS)]
-        records = [{"key": b"k%d" % b, "value": b"value %d " % b * (1 + b % 7)}] * (1 + b % 3)
+        value = b"value %d " % b * (1 + b % 7)
+        records = [{"key": b"k%d" % b, "value": value, "offset_delta": i} for i in range(1 + b % 3)]
         out.append(
             build_record_batch(
                 compressed_payload=pack(build_records(records)),

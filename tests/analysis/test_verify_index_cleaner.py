@@ -106,13 +106,11 @@ def test_the_cleaners_entries_inside_a_batch_verify_clean(tmp_path):
         # The batch at the position starts after the entry's offset: a look-up for offset 9
         # would start past records it needs.
         ((9, 2), "Mismatch: index offset 9, log offset 12"),
-        # The offset lies in a batch after the next entry's position: not one append.
-        ((15, 2), "Mismatch: index offset 15, log offset 12"),
         # Within an append's offsets, but the position is inside a batch.
         ((12, None), "not at a batch boundary"),
     ],
 )
-def test_entries_no_append_explains_are_still_errors(tmp_path, entry, why):
+def test_entries_readers_set_aside_are_errors(tmp_path, entry, why):
     batches = [_batch(*b) for b in BATCHES]
     positions = [sum(len(b) for b in batches[:i]) for i in range(len(batches))]
     offset, which = entry
@@ -124,6 +122,27 @@ def test_entries_no_append_explains_are_still_errors(tmp_path, entry, why):
     (problem,) = problems
     assert problem["severity"] == "error" and problem["position"] == 8
     assert why in problem["message"]
+    # find sets the same entry aside: the look-up for its offset reads from the start.
+    status, out, _ = _cli("find", str(directory), "--offset", str(offset), "--jsonl")
+    found = json.loads(out)
+    assert status == 0 and found["usedIndex"] is False
+    assert f"offset index entry ({offset}, {position})" in found["indexNote"]
+
+
+def test_an_entry_whose_offset_lies_past_the_next_entrys_position_holds(tmp_path):
+    # (15, position of 10..12) with (16, position of 13..16) after it: no single append of
+    # the cleaner's wrote both, yet a read from 10..12 for any offset from 15 on misses
+    # nothing (every batch before it ends below 10). The readers use it; verify agrees.
+    batches = [_batch(*b) for b in BATCHES]
+    positions = [sum(len(b) for b in batches[:i]) for i in range(len(batches))]
+    entries = [(7, positions[0]), (15, positions[2]), (16, positions[3])]
+    directory, _, _ = _partition(tmp_path, entries)
+    status, problems, counts = _index_findings(directory)
+    assert status == 0 and problems == []
+    assert counts["entries_of_whole_appends"] == 2  # 7 and 15 lie past their batches' ends
+    status, out, _ = _cli("find", str(directory), "--offset", "15", "--jsonl")
+    found = json.loads(out)
+    assert found["usedIndex"] is True and found["record"]["offset"] == 15
 
 
 @pytest.mark.parametrize("target", [0, 2, 3, 5, 7, 8, 10, 12, 13, 15, 16])

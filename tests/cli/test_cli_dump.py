@@ -175,7 +175,7 @@ def _bad_crc_positions(data: bytes) -> list[int]:
 def test_jsonl_of_partition_and_log_directories(manifest, tmp_path):
     """Corpus sets copied as segments into partition directories: a log directory prints
     them partition by partition; a partition directory its own."""
-    valid = [s for s in manifest if s.crc_valid]
+    valid = [s for s in manifest if s.crc_valid and s.is_log]
     for i, corpus_set in enumerate(valid):
         directory = tmp_path / f"corpus-{i}"
         directory.mkdir()

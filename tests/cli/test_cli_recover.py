@@ -91,7 +91,7 @@ def test_text_report_and_a_copy_that_verifies(capsys, damaged, tmp_path):
     copy, segment, position = damaged
     out = tmp_path / "out"
     status, stdout, _ = recover_cli(capsys, copy, out)
-    assert status == 0
+    assert status == 1  # the source held damage; the copy is written all the same
     assert f"dropped {segment} @{position}.." in stdout
     assert "stored crc32c 0x" in stdout
     assert "--salvage keeps them" in stdout
@@ -105,7 +105,7 @@ def test_json_report(capsys, damaged, tmp_path):
     copy, segment, position = damaged
     out = tmp_path / "out"
     status, stdout, _ = recover_cli(capsys, "--json", "--salvage", copy, out)
-    assert status == 0
+    assert status == 1  # damage in the source
     report = json.loads(stdout)
     assert report["mode"] == "salvage"
     assert report["verified"] is True and report["verify_errors"] == []
@@ -123,7 +123,7 @@ def test_json_report(capsys, damaged, tmp_path):
 def test_quiet_lists_only_damaged_partitions(capsys, damaged, tmp_path):
     copy, _, _ = damaged
     status, stdout, _ = recover_cli(capsys, "--salvage", "-q", copy, tmp_path / "out")
-    assert status == 0
+    assert status == 1
     assert "orders-0: " in stdout and "orders-1: " not in stdout
 
 
@@ -141,9 +141,11 @@ def test_refusals_are_one_line(source, tmp_path, case):
     else:
         src = tmp_path / "missing"
     proc = run_cli("recover", src, dest)
-    assert proc.returncode == 1
+    # a DEST that cannot be written is the command line's fault (2); a SRC that is not there,
+    # the data's (1)
+    assert proc.returncode == (1 if case == "missing" else 2)
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("kafka-format: error: ")
+    assert len(lines) == 1 and lines[0].startswith("kafka-format recover: error: ")
     assert proc.stdout == ""
     if case == "not-empty":
         assert sorted(p.name for p in dest.iterdir()) == ["keep.txt"]
@@ -163,7 +165,8 @@ def test_nothing_kept_is_exit_1_and_salvage_gets_the_rest(source, tmp_path):
     assert proc.returncode == 1
     assert "no batch could be kept" in proc.stderr and "--salvage" in proc.stderr
     proc = run_cli("recover", "--salvage", src, tmp_path / "salvaged")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # damage found; the rest kept
+    assert "no batch could be kept" not in proc.stderr
     assert run_cli("verify", tmp_path / "salvaged").returncode == 0
 
 
@@ -173,14 +176,14 @@ def test_progress_on_a_terminal(damaged, tmp_path):
     status, stdout, terminal = helpers.run_on_pty(
         ["recover", str(copy), str(tmp_path / "out")], env=helpers.low_threshold()
     )
-    assert status == 0
+    assert status == 1  # the source is damaged
     assert "recover: " in terminal and " / " in terminal
     assert b"recover: " not in stdout.replace(b"Recovered", b"")
 
 
 def test_a_copy_that_does_not_verify_says_so(capsys, source, tmp_path):
     """The default mode keeps a batch whose CRC holds although its records do not read (as
-    Kafka's recovery does): the copy is written (exit 0) and the report says it does not
+    Kafka's recovery does): the copy is written (exit 1) and the report says it does not
     verify, naming the batch, partition by partition."""
     from kafka.record.util import calc_crc32c
 
@@ -198,9 +201,55 @@ def test_a_copy_that_does_not_verify_says_so(capsys, source, tmp_path):
     segment.write_bytes(bytes(data))
     out = tmp_path / "out"
     status, stdout, _ = recover_cli(capsys, "--json", copy, out)
-    assert status == 0
+    assert status == 1  # written, but it does not verify
     report = json.loads(stdout)
     assert report["verified"] is False
     assert any(f"@{position}" in line for line in report["verify_errors"])
     verdicts = {p["partition"]: p["verified"] for p in report["partitions"]}
     assert verdicts == {0: True, 1: False}
+
+
+@pytest.mark.parametrize("mode", [(), ("--salvage",)], ids=["kafka", "salvage"])
+@pytest.mark.parametrize("shape", ["truncated tail", "empty log", "two bytes"])
+def test_a_tail_or_an_empty_segment_is_no_damage(source, tmp_path, mode, shape):
+    """What verify calls healthy or a warning, recover does not count as damage: exit 0, and
+    the report says what it left out (the issue: recover --salvage exited 1 on an empty
+    file and counted a truncated tail as damage)."""
+    src = tmp_path / "src"
+    shutil.copytree(source / "orders-0", src)
+    last = sorted(src.glob("*.log"))[-1]
+    raw = last.read_bytes()
+    cut = {"truncated tail": raw[:-11], "empty log": b"", "two bytes": raw[:2]}[shape]
+    last.write_bytes(cut)
+    # the side files that would speak of what is gone (a broker rebuilds them after a crash)
+    sides = (".index", ".timeindex") + ((".txnindex",) if shape != "truncated tail" else ())
+    for side in sides:
+        last.with_suffix(side).unlink(missing_ok=True)
+    checked = run_cli("verify", src)
+    assert checked.returncode == 0, checked.stdout
+    proc = run_cli("recover", "--json", *mode, src, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["partitions_damaged"] == 0 and report["verified"] is True
+    (part,) = report["partitions"]
+    assert part["dropped"] == [] and part["segments_dropped"] == []
+    if shape != "empty log":
+        (left,) = part["left_out"]
+        assert (left["file"], left["end"]) == (str(last), len(cut))
+        assert "invalid bytes at the end" in left["cause"]
+
+
+def test_a_partition_metadata_the_broker_refuses_is_not_copied(source, tmp_path):
+    """verify and recover judge partition.metadata as the broker parses it: a corrupt one is
+    damage, left out of the copy (the broker writes it again) and reported."""
+    src = tmp_path / "src"
+    shutil.copytree(source / "orders-0", src)
+    (src / "partition.metadata").write_text("version: 0\ntopicId: not base64\n")
+    assert run_cli("verify", src).returncode == 1
+    proc = run_cli("recover", "--json", src, tmp_path / "out")
+    assert proc.returncode == 1
+    (part,) = json.loads(proc.stdout)["partitions"]
+    (dropped,) = part["dropped"]
+    assert dropped["file"] == str(src / "partition.metadata")
+    assert "topic_id" in dropped["cause"]
+    assert not (tmp_path / "out" / "partition.metadata").exists()

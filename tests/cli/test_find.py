@@ -196,7 +196,8 @@ def test_corrupt_batch_is_shown_and_fails(tmp_path, capsys, written):
 def test_log_dir_and_missing_dir(tmp_path, written):
     shutil.copytree(written.dir, tmp_path / "orders-2")
     proc = run_cli("find", tmp_path, "--offset", "0")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a bad argument: find looks in one partition
+    assert proc.stderr.startswith(f"kafka-format find: error: {tmp_path}: ")
     assert "a log directory, not a partition directory" in proc.stderr and "orders-2" in proc.stderr
     proc = run_cli("find", tmp_path / "absent-0", "--offset", "0")
     assert proc.returncode == 1 and "not a directory" in proc.stderr

@@ -179,6 +179,63 @@ def test_bad_partition_metadata(text):
         parse_partition_metadata(text.encode())
 
 
+ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        # PartitionMetadataReadBuffer.parseLine: the key must be the expected one.
+        (f"versions: 0\ntopic_id: {ID}", "line 1: expected 'version: ...'"),
+        (f"version: 0\ntopicId: {ID}", "line 2: expected 'topic_id: ...'"),
+        (f"topic_id: {ID}\nversion: 0", "line 1: expected 'version: ...'"),
+        (f"\ufeffversion: 0\ntopic_id: {ID}", "line 1: expected 'version: ...'"),  # a BOM
+        (f"version : 0\ntopic_id: {ID}", "line 1: expected 'version: ...'"),
+        (f"version: 0\n\ntopic_id: {ID}", "line 2: expected 'topic_id: ...'"),
+        ("version: 0\n", "no line 2, expected 'topic_id: ...' there"),
+        ("", "no line 1, expected 'version: ...' there"),
+        # Split once (Pattern.split(line, 2)): what follows is the value, whole.
+        (f"version: 0: 1\ntopic_id: {ID}", "version '0: 1' is not an integer"),
+        (f"version: 0 \ntopic_id: {ID}", "version '0 ' is not an integer"),
+        (f"version: -1\ntopic_id: {ID}", "unrecognised version -1"),
+        (f"version: 0\ntopic_id: {ID}: x", "is not a base64 UUID"),
+        ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "zero UUID"),
+        ("version: 0\ntopic_id: " + "A" * 25, "is not a base64 UUID"),
+        ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ=", "is not a base64 UUID"),
+        (b"version: 0\ntopic_id: \xff", "not UTF-8"),
+        # Integer.parseInt reads UTF-16 units: a digit outside the BMP is none.
+        (f"version: \U0001d7ce\ntopic_id: {ID}", "is not an integer"),
+    ],
+)
+def test_partition_metadata_the_broker_refuses(tmp_path, data, reason):
+    path = tmp_path / "partition.metadata"
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    with pytest.raises(KafkaFormatError) as caught:
+        read_partition_metadata(path)
+    assert isinstance(caught.value, IndexFileError)
+    assert caught.value.file == str(path)
+    assert reason in caught.value.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"version: 0\ntopic_id: {ID}",  # PartitionMetadata.encode: no newline at the end
+        f"version: 0\r\ntopic_id: {ID}\r\n",
+        f"version:\t 0\ntopic_id:  {ID}\n",  # ":\\s+": any run of Java whitespace
+        f"version: 3\ntopic_id: {ID}",  # later versions are read, for downgrades
+        f"version: +0\ntopic_id: {ID}",  # Integer.parseInt takes a sign
+        f"version: \u0660\ntopic_id: {ID}",  # and any Unicode decimal digit (ARABIC-INDIC 0)
+        f"version: 0\ntopic_id: {ID}==",  # Base64's padding is optional, and allowed
+        f"version: 0\ntopic_id: {ID}\nwhatever: follows",  # never read
+    ],
+)
+def test_partition_metadata_the_broker_reads(text):
+    metadata = parse_partition_metadata(text.encode())
+    assert metadata.topic_id.rstrip("=") == ID
+    assert metadata.topic_id_bytes == bytes(15) + b"\x01"
+
+
 EPOCHS = st.lists(
     st.tuples(st.integers(-(1 << 31), (1 << 31) - 1), st.integers(-(1 << 63), (1 << 63) - 1)),
     max_size=20,

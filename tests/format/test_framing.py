@@ -157,6 +157,18 @@ def test_a_length_past_the_end_before_whole_batches_is_broken():
     frames, verdict = python_walk(bytes(data))
     assert frames == []
     assert verdict[:2] == ("damage", 0) and verdict[3] == len(a)
+    # The CRC does not cover the length field: the batch's own records and CRC prove its end.
+    assert f"records and CRC end at position {len(a)} (length {len(a) - 12})" in verdict[2]
+
+
+def test_a_broken_length_over_a_damaged_batch_names_the_next_whole_batch():
+    a, b = _v2(0, 2), _v2(2, 3)
+    data = bytearray(a + b)
+    struct.pack_into(">i", data, 8, len(data))
+    data[len(a) - 1] ^= 0xFF  # its records no longer hold its CRC: nothing proves its end
+    frames, verdict = python_walk(bytes(data))
+    assert frames == []
+    assert verdict[:2] == ("damage", 0) and verdict[3] == len(a)
     assert f"yet a whole batch starts at position {len(a)}" in verdict[2]
 
 

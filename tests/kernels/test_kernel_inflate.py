@@ -89,6 +89,11 @@ FRAMINGS = {
 }
 
 
+def _numbered(values: list[bytes]) -> list[dict]:
+    """Records of these values with the offset deltas Kafka's writer gives them: 0, 1, 2..."""
+    return [{"value": v, "offset_delta": i} for i, v in enumerate(values)]
+
+
 def _records(first: int, n: int) -> list[dict]:
     return [
         {
@@ -259,7 +264,7 @@ def test_a_payload_that_outgrows_the_first_arena_is_decoded_into_a_larger_one(mo
     values = [b"v" * 10] + [bytes(2000)] * 300
     data = b"".join(
         build_record_batch(
-            compressed_payload=compress(ZSTD, build_records([{"value": v} for v in values])),
+            compressed_payload=compress(ZSTD, build_records(_numbered(values))),
             records_count=len(values),
             last_offset_delta=len(values) - 1,
             base_offset=b * len(values),
@@ -286,7 +291,7 @@ def test_a_payload_larger_than_the_kernel_takes_is_left_to_the_python_path(monke
     monkeypatch.setattr(plan, "_ARENA_MAX", 1 << 16)
     values = [bytes(1000)] * 200  # 200 kB of records: more than the kernel's 64 KiB here
     data = build_record_batch(
-        compressed_payload=compress(GZIP, build_records([{"value": v} for v in values])),
+        compressed_payload=compress(GZIP, build_records(_numbered(values))),
         records_count=len(values),
         last_offset_delta=len(values) - 1,
         codec=GZIP,

@@ -31,7 +31,7 @@ def marker(base_offset: int, kind: int = COMMIT, **changes) -> bytes:
         "value": changes.pop("value", struct.pack(">hi", 0, 12)),
         "headers": changes.pop("headers", []),
     }
-    records = [record] * changes.pop("records", 1)
+    records = [{**record, "offset_delta": i} for i in range(changes.pop("records", 1))]
     return build_record_batch(
         records,
         base_offset=base_offset,
@@ -46,7 +46,7 @@ def marker(base_offset: int, kind: int = COMMIT, **changes) -> bytes:
 
 def data(base_offset: int, values: list[bytes], *, transactional: bool = True) -> bytes:
     return build_record_batch(
-        [{"key": b"k", "value": v} for v in values],
+        [{"key": b"k", "value": v, "offset_delta": i} for i, v in enumerate(values)],
         base_offset=base_offset,
         base_timestamp=TS,
         producer_id=PID if transactional else -1,

@@ -905,7 +905,7 @@ def test_cli_report_and_jsonl(generated):
 def test_cli_errors_are_one_line(tmp_path):
     missing = _cli(str(tmp_path / "nope"))
     assert missing.returncode == 1
-    assert missing.stderr.startswith("kafka-format: error:")
+    assert missing.stderr.startswith("kafka-format compact: error:")
     assert "Traceback" not in missing.stderr
     bad = _cli(str(tmp_path), "--min-cleanable-dirty-ratio", "2")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -546,6 +546,64 @@ def test_damaged_offset_index_falls_back(tmp_path, damage):
     assert fell_back > 0
 
 
+def test_set_aside_entries_say_why_in_the_rule_s_words(tmp_path):
+    # The note comes from the one rule (files/index_lookup.py) every reader applies.
+    w = build_partition(tmp_path / "t-0", seed=11, batches=60)
+    seg = w.segments[0]
+    batches = [b for b in w.batches if b.segment == seg.base]
+    entries = list(seg.index)
+    # Entry 1 now claims an offset below the first offset of the batch it points at.
+    batch = next(b for b in batches if b.position == entries[1][1])
+    assert batch.base_offset - 1 > entries[0][0]
+    entries[1] = (batch.base_offset - 1, entries[1][1])
+    path = w.dir / f"{seg.base:020d}.index"
+    path.write_bytes(b"".join(struct.pack(">ii", o - seg.base, q) for o, q in entries))
+    p = Partition.open(w.dir)
+    result = p.find_offset(entries[1][0])
+    same(result, brute_offset(w, entries[1][0]))
+    assert not result.used_index
+    assert result.index_note == (
+        f"offset index entry ({entries[1][0]}, {entries[1][1]}) points at a batch of offsets "
+        f"{batch.base_offset}..{batch.last_offset}, which starts after the entry's offset "
+        f"{entries[1][0]}: a read from there would pass over offsets before {batch.base_offset}"
+    )
+    # The entries around it still hold and are used.
+    assert p.find_offset(entries[0][0]).used_index
+    assert p.find_offset(entries[2][0]).used_index
+
+
+def test_an_entry_inside_its_batch_is_used(tmp_path):
+    # The log cleaner's entry: the largest offset it retained, inside a rebuilt batch whose
+    # header keeps its original last offset. A read from its position misses nothing.
+    w = build_partition(tmp_path / "t-0", seed=11, batches=60)
+    seg = w.segments[0]
+    batches = [b for b in w.batches if b.segment == seg.base]
+    entries = list(seg.index)
+    n = next(
+        i
+        for i, (o, q) in enumerate(entries)
+        if (b := next(b for b in batches if b.position == q)).base_offset < o
+        and (i == 0 or entries[i - 1][0] < b.base_offset)
+    )
+    batch = next(b for b in batches if b.position == entries[n][1])
+    entries[n] = (batch.base_offset, entries[n][1])  # inside: at the batch's first offset
+    path = w.dir / f"{seg.base:020d}.index"
+    path.write_bytes(b"".join(struct.pack(">ii", o - seg.base, q) for o, q in entries))
+    p = Partition.open(w.dir)
+    for target in range(batch.base_offset, batch.last_offset + 1):
+        result = p.find_offset(target)
+        same(result, brute_offset(w, target))
+        assert result.used_index, result.index_note
+
+
+def test_partition_metadata_is_listed(tmp_path, written):
+    assert Partition.open(written.dir).partition_metadata is None
+    d = tmp_path / "orders-0"
+    shutil.copytree(written.dir, d)
+    (d / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n")
+    assert Partition.open(d).partition_metadata == d / "partition.metadata"
+
+
 # --- timestamp look-ups -----------------------------------------------------------------------
 
 

@@ -140,8 +140,10 @@ def _arrow_millis(ms: int | None) -> int | None:
 
 
 def read_all(tmp_path, data: bytes) -> dict:
-    """What every path makes of ``data`` (skip mode): rows, damage, notes."""
-    path = tmp_path / "00000000000000000000.log"
+    """What every path makes of ``data`` (skip mode): rows, damage, notes. The file is named
+    as no segment: the offsets these batches hold are not judged against a segment's base
+    offset (``read/segment_offsets.py``), only the batches themselves."""
+    path = tmp_path / "batches.log"
     path.write_bytes(data)
     ref_report = Report()
     records = list(iter_records(str(path), errors="skip", report=ref_report))

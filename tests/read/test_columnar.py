@@ -327,7 +327,10 @@ def test_a_reader_left_halfway_closes_cleanly(tmp_path):
     path.parent.mkdir()
     path.write_bytes(
         b"".join(
-            build_record_batch([{"value": b"v" * 100}] * 50, base_offset=50 * i) for i in range(40)
+            build_record_batch(
+                [{"value": b"v" * 100, "offset_delta": d} for d in range(50)], base_offset=50 * i
+            )
+            for i in range(40)
         )
     )
     with chunk_bytes(2000):
@@ -414,7 +417,9 @@ def _wrapper(inner_values: list[bytes], magic: int, pack, codec: int = 3) -> byt
 
 def _batch(values: list[bytes], pack, count: int | None = None, codec: int = 3) -> bytes:
     return build_record_batch(
-        compressed_payload=pack(build_records([{"value": v} for v in values])),
+        compressed_payload=pack(
+            build_records([{"value": v, "offset_delta": i} for i, v in enumerate(values)])
+        ),
         records_count=len(values) if count is None else count,
         last_offset_delta=len(values) - 1,
         codec=codec,
@@ -957,7 +962,12 @@ def test_bad_options_raise_value_error():
 
 
 def test_reference_batches_are_full_and_fast_ones_bounded():
-    data = b"".join(build_record_batch([{"value": b"v"}] * 3, base_offset=3 * i) for i in range(5))
+    data = b"".join(
+        build_record_batch(
+            [{"value": b"v", "offset_delta": d} for d in range(3)], base_offset=3 * i
+        )
+        for i in range(5)
+    )
     ref_sizes = [b.num_rows for b in reference_iter_arrow_batches(data, batch_rows=4)]
     fast_sizes = [b.num_rows for b in columnar.iter_arrow_batches(data, batch_rows=4)]
     assert ref_sizes == [4, 4, 4, 3]

@@ -176,7 +176,9 @@ def test_gzip_sizes():
 
 def _v2(values: list[bytes], codec: int, pack) -> bytes:
     return build_record_batch(
-        compressed_payload=pack(build_records([{"value": v} for v in values])),
+        compressed_payload=pack(
+            build_records([{"value": v, "offset_delta": i} for i, v in enumerate(values)])
+        ),
         records_count=len(values),
         last_offset_delta=len(values) - 1,
         codec=codec,

@@ -401,9 +401,11 @@ def test_partial_batch_at_the_end_is_a_truncated_tail(cut, kind, tmp_path):
 
 @pytest.mark.parametrize("kind", SOURCE_KINDS)
 @pytest.mark.parametrize("lie", [0x7FFFFFF0, 0x7FFFFFFF, 1 << 20])
-def test_lying_length_of_the_last_batch_is_a_truncated_tail(lie, kind, tmp_path):
-    """As Kafka's FileLogInputStream: a length running past the end ends the log; nothing of
-    that size is allocated."""
+def test_lying_length_of_the_last_batch_is_damage_not_a_tail(lie, kind, tmp_path):
+    """A length running past the end over a batch whose records and CRC are whole: Kafka's
+    FileLogInputStream stops there (a tail to it), but the CRC, which does not cover the length
+    field, proves the batch whole, so the length is broken: damage, and salvage keeps the
+    batch. Nothing of the lying size is allocated."""
     log, frames = _three_batches()
     start = len(log) - len(frames[2])
     buf = bytearray(log)
@@ -412,13 +414,18 @@ def test_lying_length_of_the_last_batch_is_a_truncated_tail(lie, kind, tmp_path)
     tracemalloc.start()
     try:
         source = _source(bytes(buf), kind, tmp_path)
-        offsets = [r.offset for r in kf.iter_records(source, report=report)]
+        offsets = [r.offset for r in kf.iter_records(source, errors="skip", report=report)]
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert offsets == list(range(8))
-    assert [(t.position, t.size) for t in report.truncated] == [(start, len(frames[2]))]
+    assert report.truncated == []
+    assert [(e.position, e.base_offset) for e in report.errors] == [(start, 8)]
+    assert f"batch length {lie} is broken" in report.errors[0].reason
     assert peak < 4 << 20
+    if kind != "stream":
+        salvaged = kf.iter_records(_source(bytes(buf), kind, tmp_path), errors="salvage")
+        assert [r.offset for r in salvaged] == list(range(12))
 
 
 @pytest.mark.parametrize("kind", SOURCE_KINDS)

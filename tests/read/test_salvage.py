@@ -161,9 +161,11 @@ def test_lying_length_mid_segment_keeps_the_batches_after_it():
     a, b = LOG.spans[4]
     data[a + 8 : a + 12] = (1 << 30).to_bytes(4, "big")  # runs past the end
     records, damage = check_all_paths(bytes(data))
-    assert records == LOG.kept({4})
+    # Only the length lied (the CRC does not cover it): the batch's records and CRC prove
+    # where it ends, so its own records are saved too.
+    assert records == LOG.kept(set())
     assert [d[0] for d in damage] == [a]
-    assert f"whole batch starts at position {b}" in damage[0][1]
+    assert f"records and CRC end at position {b}" in damage[0][1]
     # skip stops there; strict raises exactly the damage salvage reports
     skip = Report()
     assert [record_json(r) for r in iter_records(bytes(data), errors="skip", report=skip)] == [
@@ -176,12 +178,27 @@ def test_lying_length_mid_segment_keeps_the_batches_after_it():
 
 
 def test_length_lying_within_the_file_resumes_inside_it():
-    """A length that fits but spans the next batches: the CRC fails, what follows is no
-    batch, so the walk resumes at the whole batch inside the lying frame."""
+    """A length that fits but spans the next batches: the CRC fails over it, what follows is
+    no batch; the batch's own records and CRC prove its real end, so it is delivered and the
+    walk goes on after it (never inside it)."""
     data = bytearray(LOG.data)
     a = LOG.spans[2][0]
     c = LOG.spans[4][0] + 30  # into batch 4
     data[a + 8 : a + 12] = (c - a - 12).to_bytes(4, "big")
+    records, damage = check_all_paths(bytes(data))
+    assert records == LOG.kept(set())
+    assert [d[0] for d in damage] == [a]
+    assert "stored crc32c" in damage[0][1]  # the CRC over what the length gives: strict's
+
+
+def test_length_lying_within_over_a_damaged_batch_resumes_inside_it():
+    """The same lie over a batch whose records no longer hold its CRC: nothing proves where
+    it ends, so the walk resumes at the first whole batch inside the lying frame."""
+    data = bytearray(LOG.data)
+    a, b = LOG.spans[2]
+    c = LOG.spans[4][0] + 30  # into batch 4
+    data[a + 8 : a + 12] = (c - a - 12).to_bytes(4, "big")
+    data[b - 2] ^= 0x40
     records, damage = check_all_paths(bytes(data))
     assert records == LOG.kept({2})
     assert [d[0] for d in damage] == [a]
@@ -249,8 +266,9 @@ def test_two_damaged_regions():
     lo, hi = LOG.spans[8][0] + 10, LOG.spans[9][0] + 30
     data[lo:hi] = b"\xee" * (hi - lo)
     records, damage = check_all_paths(bytes(data))
-    assert records == LOG.kept({1, 8, 9})
-    assert damage[0][0] == a1 and "less than the minimum" in damage[0][1]
+    # batch 1's length alone lied: its records and CRC prove its end, so it is kept
+    assert records == LOG.kept({8, 9})
+    assert damage[0][0] == a1 and "batch length 5 is broken" in damage[0][1]
     assert len(damage) >= 2 and all(lo - 10 <= d[0] < hi for d in damage[1:])
 
 
@@ -327,7 +345,7 @@ def test_files_directories_and_streams(tmp_path):
     part = tmp_path / "t-0"
     part.mkdir()
     path = write(bytes(data), part)
-    expected = LOG.kept({4})
+    expected = LOG.kept(set())  # only the length lied: the batch's CRC proves it whole
     for source in (path, str(part), io.BytesIO(bytes(data))):
         if isinstance(source, io.BytesIO):
             source.seek(0)
@@ -460,7 +478,8 @@ def test_lying_lengths_and_counts_reserve_no_memory(tmp_path):
     data[a + 57 : a + 61] = (0x7FFFFFFF).to_bytes(4, "big")
     data[a + 17 : a + 21] = crc32c(bytes(data[a + 21 : b])).to_bytes(4, "big")
     path = write(bytes(data), tmp_path)
-    expected = len(LOG.kept({1, 3, 5, 9}))
+    # the lying lengths alone: those batches' records and CRCs prove their ends
+    expected = len(LOG.kept({3}))
     script = textwrap.dedent(
         f"""
         import resource
@@ -561,8 +580,9 @@ def test_verify_reports_every_damaged_region_and_checks_what_follows(tmp_path):
     _, damage = check_all_paths(bytes(data))
     assert [d[0] for d in damage] == [e[0] for e in errors]
     # every batch the walk reached is counted, and the records of the intact ones
-    assert found["counts"]["batches"] == len(LOG.spans) - 2
-    assert found["counts"]["records"] == len(LOG.kept({2, 5, 8}))
+    # (batch 8's length alone lies: its records and CRC prove its end, so it is read too)
+    assert found["counts"]["batches"] == len(LOG.spans) - 1
+    assert found["counts"]["records"] == len(LOG.kept({2, 5}))
 
 
 # --- the corpus: bytes real brokers and clients wrote ----------------------------------------

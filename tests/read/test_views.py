@@ -306,7 +306,7 @@ def test_table_outlives_in_memory_sources(kind: str) -> None:
 
 def test_damaged_batch_skipped_views_equal_copies(tmp_path) -> None:
     data = bytearray(uncompressed_log(batches=6, per_batch=10, seed=5))
-    first = build_record_batch([{"value": b"a" * 20}])
+    first = build_record_batch([{"value": b"a" * 20}], base_offset=60)  # offsets go on
     size = len(uncompressed_log(batches=1, per_batch=10, seed=5))
     data[2 * size + 70] ^= 0xFF  # a record byte of the third batch: its CRC fails
     path = tmp_path / "00000000000000000000.log"

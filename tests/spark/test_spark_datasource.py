@@ -144,10 +144,15 @@ def test_unknown_options_fail_naming_the_known_ones(spark, kafka, plain):
 @pytest.fixture(scope="module")
 def corpus_root(tmp_path_factory, manifest):
     """Every corpus set as ``setN-0/00000000000000000000.log``, in two log directories:
-    ``valid/`` for the sets whose CRCs all hold, ``damaged/`` for the others."""
+    ``valid/`` for the sets whose CRCs all hold, ``damaged/`` for the others; the sets whose
+    batches start offsets again (client requests, not logs: as a segment their offsets are
+    damage) as ``requests/reqN-0``."""
     root = tmp_path_factory.mktemp("corpus")
     for n, corpus_set in enumerate(manifest):
-        directory = root / ("valid" if corpus_set.crc_valid else "damaged") / f"set{n}-0"
+        if corpus_set.crc_valid and not corpus_set.is_log:
+            directory = root / "requests" / f"req{n}-0"
+        else:
+            directory = root / ("valid" if corpus_set.crc_valid else "damaged") / f"set{n}-0"
         directory.mkdir(parents=True)
         shutil.copyfile(corpus_set.path, directory / "00000000000000000000.log")
     return root
@@ -180,6 +185,8 @@ def test_corpus_sets_read_as_partitions_equal_their_jsonl(spark, kafka, manifest
     for row in rows_of(df):
         by_topic.setdefault(row[0], []).append(row)
     for n, corpus_set in enumerate(manifest):
+        if not corpus_set.is_log:
+            continue  # a client request, not a log: as a segment, its offsets are damage
         topic = f"set{n}"
         want = jsonl_rows(topic, corpus_set.expected())
         assert by_topic.get(topic, []) == sorted(want, key=lambda t: t[2]), corpus_set.id

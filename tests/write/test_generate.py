@@ -606,14 +606,14 @@ def test_cli_help_errors_and_run(tmp_path, capsys):
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "x").write_text("x")
-    assert main(["generate", str(busy)]) == 1
+    assert main(["generate", str(busy)]) == 2  # a bad argument
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an empty directory" in err
     out_dir = tmp_path / "out"
     assert main(["generate", str(out_dir), "--topics", "users,clicks", "--records", "30"]) == 0
     assert "wrote 3 partitions" in capsys.readouterr().out
     assert {p.name for p in out_dir.iterdir() if p.is_dir()} == {"users-0", "clicks-0", "clicks-1"}
-    assert main(["generate", str(tmp_path / "bad"), "--topics", "nope"]) == 1
+    assert main(["generate", str(tmp_path / "bad"), "--topics", "nope"]) == 2
     assert "unknown topic" in capsys.readouterr().err
 
 
