@@ -14,6 +14,7 @@ from ..write.generate import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_LINGER_MS,
     DEFAULT_RECORDS,
+    DEFAULT_SEGMENT_BYTES,
     EXPECTED_FILE,
     TOPIC_KINDS,
     generate_log_dir,
@@ -180,12 +181,27 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _say_clamps(args: argparse.Namespace) -> None:
+    """One line on stderr for each value the generator takes other than as given: a producer
+    batch is at most half a segment (the simulated producer's batch.size), so that segments
+    hold several batches as a broker's do."""
+    segment = args.segment_bytes or DEFAULT_SEGMENT_BYTES
+    scenarios = bool(args.topics) if args.topics is not None else not args.size
+    if scenarios and args.batch_size > segment // 2:
+        print(
+            f"kafka-format generate: note: --batch-size {args.batch_size} is more than half of "
+            f"--segment-bytes {segment}: the producers batch at most {segment // 2} bytes",
+            file=sys.stderr,
+        )
+
+
 def _run_generate(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         # where to write is the command line's to say: a used directory is a bad argument
         raise UsageError("exists and is not an empty directory", file=str(root))
     progress = _Progress(args.size) if args.size and sys.stderr.isatty() else None
+    _say_clamps(args)
     try:
         result = generate_log_dir(
             root,

@@ -1015,3 +1015,15 @@ def test_cli_batch_options(tmp_path, capsys):
             main(["generate", str(tmp_path / "bad"), *bad])
         assert exit_info.value.code == 2
         assert bad[0] in capsys.readouterr().err
+
+
+def test_the_command_says_when_it_clamps_the_batch_size(tmp_path, capsys):
+    """The producers batch at most half a segment: a larger --batch-size is taken as that,
+    and the command says so (one note line on stderr), not silently."""
+    args = ["--topics", "orders", "--records", "20", "--segment-bytes", "16KiB"]
+    assert main(["generate", str(tmp_path / "big"), *args, "--batch-size", "16KiB"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --batch-size 16384 is more than half of --segment-bytes 16384" in err
+    assert "at most 8192 bytes" in err
+    assert main(["generate", str(tmp_path / "fits"), *args, "--batch-size", "8KiB"]) == 0
+    assert "note:" not in capsys.readouterr().err
