@@ -151,22 +151,25 @@ class VerifyReport:
         return out
 
     def summary(self) -> str:
-        kinds: dict[str, int] = {}
-        batches = records = 0
+        """The last line: files by kind, batches, data and control records (named by kind:
+        ``stats`` and ``recover`` count data records only), then the verdict's counts."""
         files = [f for f in self.files if f.kind != PLACEMENT_KIND]  # directories, not files
+        kinds: dict[str, int] = {}
         for f in files:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
-            batches += f.counts.get("batches", 0)
-            records += f.counts.get("records", 0)
+        batches, data, control = (
+            sum(f.counts.get(key, 0) for f in files)
+            for key in ("batches", "data_records", "control_records")
+        )
         parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
-        errors, warnings, notes = len(self.errors), len(self.warnings), len(self.notes)
+        notes = len(self.notes)
         return (
             f"Checked {_count(len(files), 'file')} ({parts}; {_count(batches, 'batch')}, "
-            f"{_count(records, 'record')}): "
-            f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+            f"{_count(data, 'data record')}, {_count(control, 'control record')}): "
+            f"{_count(len(self.errors), 'error')}, {_count(len(self.warnings), 'warning')}"
             + (f", {_count(notes, 'note')}" if notes else "")
         )
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}{'es' if noun.endswith('ch') else 's'}"

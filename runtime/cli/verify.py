@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..analysis.report import PLACEMENT_KIND
 from ..analysis.verify import VerifyReport, log_bytes, verify_paths
 from ..progress import Progress, wanted
 from .args import add_threads, add_topic_filter, threaded, topic_paths
@@ -118,30 +116,7 @@ def print_report(report: VerifyReport, out: TextIO, *, quiet: bool = False) -> N
         out.write(problem.line() + "\n")
     for topic in (report.placement or {}).values():
         out.write(topic.line() + "\n")
-    out.write(summary(report) + "\n")
-
-
-def summary(report: VerifyReport) -> str:
-    """The last line: files by kind, batches, data and control records, then the verdict's
-    counts (records named by kind, as ``stats`` and ``recover`` count data records only)."""
-    files = [f for f in report.files if f.kind != PLACEMENT_KIND]  # directories, not files
-    kinds = Counter(f.kind for f in files)
-    batches, data, control = (
-        sum(f.counts.get(key, 0) for f in files)
-        for key in ("batches", "data_records", "control_records")
-    )
-    parts = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
-    notes = len(report.notes)
-    return (
-        f"Checked {_count(len(files), 'file')} ({parts}; {_count(batches, 'batch')}, "
-        f"{_count(data, 'data record')}, {_count(control, 'control record')}): "
-        f"{_count(len(report.errors), 'error')}, {_count(len(report.warnings), 'warning')}"
-        + (f", {_count(notes, 'note')}" if notes else "")
-    )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}{'es' if noun.endswith('ch') else 's'}"
+    out.write(report.summary() + "\n")
 
 
 def _run_verify(args: argparse.Namespace) -> int:

@@ -421,16 +421,22 @@ def test_summary_counts_in_words(copy):
     d, w = copy
     seg = w.segments[0]
     one = verify_paths([d / name(seg.base, "log")])
-    batches = one.files[0].counts["batches"]
-    records = one.files[0].counts["records"]
+    counts = one.files[0].counts
+    batches, data, control = counts["batches"], counts["data_records"], counts["control_records"]
+    assert data + control == counts["records"]
     plural = "batch" if batches == 1 else "batches"
     assert (len(one.errors), len(one.warnings), len(one.notes)) == (0, 0, 1)  # offset gaps
+    # records named by kind, as the command line prints it: data records are what stats and
+    # recover count
     assert one.summary() == (
-        f"Checked 1 file (1 log; {batches} {plural}, {records} records): 0 errors, 0 warnings, "
-        "1 note"
+        f"Checked 1 file (1 log; {batches:,} {plural}, {data:,} data record"
+        f"{'s' * (data != 1)}, {control:,} control record{'s' * (control != 1)}): 0 errors, "
+        "0 warnings, 1 note"
     )
     two = verify_paths([d / name(seg.base, "index"), d / name(seg.base, "timeindex")])
-    assert two.summary().startswith("Checked 2 files (1 index, 1 timeindex; 0 batches, 0 records)")
+    assert two.summary().startswith(
+        "Checked 2 files (1 index, 1 timeindex; 0 batches, 0 data records, 0 control records)"
+    )
 
 
 def test_header_scans_find_what_full_scans_find(tmp_path):
