@@ -151,8 +151,8 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         path=path,
         include_headers=_bool(given, "includeHeaders", False),
         isolation=_choice(given, "isolationLevel", ("read_uncommitted", "read_committed")),
-        starting_offsets=_offsets(given, "startingOffsets", refuse=LATEST),
-        ending_offsets=_offsets(given, "endingOffsets", refuse=EARLIEST),
+        starting_offsets=parse_offsets(given, "startingOffsets", refuse=LATEST),
+        ending_offsets=parse_offsets(given, "endingOffsets", refuse=EARLIEST),
         starting_timestamps=starting_ts,
         ending_timestamps=ending_ts,
         mode=_mode(given),
@@ -212,7 +212,7 @@ def _size(given: dict[str, str], name: str, default: int, *, minimum: int = 0) -
     return value
 
 
-def _offsets(given: dict[str, str], name: str, *, refuse: int) -> PerPartition:
+def parse_offsets(given: dict[str, str], name: str, *, refuse: int) -> PerPartition:
     """``earliest`` / ``latest``, one number for every partition, or Spark's JSON form."""
     if name not in given:
         return PerPartition()

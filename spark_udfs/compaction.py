@@ -69,7 +69,7 @@ from ..runtime.log.compaction import (
     cleaner_facts,
     partitions_of,
 )
-from ..runtime.log.compaction import _now as _resolve_now
+from ..runtime.log.compaction import resolve_now as _resolve_now
 from ._cluster import is_remote, run_in_task
 from .datasource import NAME
 

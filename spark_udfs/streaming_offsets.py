@@ -46,7 +46,7 @@ from ._options import (
     KafkaLogOptions,
     OptionError,
     PerPartition,
-    _offsets,
+    parse_offsets,
     parse_options,
 )
 from ._planning import KafkaLogSplit
@@ -137,7 +137,7 @@ def parse_stream_options(raw: Mapping[str, str]) -> StreamOptions:
                 + ", ".join(STREAM_OPTION_NAMES)
             ) from None
         raise
-    starting = _offsets(stream, "startingOffsets", refuse=EARLIEST - 1)
+    starting = parse_offsets(stream, "startingOffsets", refuse=EARLIEST - 1)
     return StreamOptions(
         base=base,
         starting=starting,

@@ -186,6 +186,23 @@ def test_few_modules_directly_in_runtime():
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
 
 
+def test_no_private_name_is_imported_from_another_module():
+    """A name another module uses is public where it is defined (the house rule): importing
+    ``_name`` across modules hides a module's real interface. Aliasing a public name to a
+    private one on import (``from .x import thing as _thing``) is the importer's business."""
+    private = []
+    for folder in (RUNTIME, ROOT / "spark_udfs"):
+        for path in _sources(folder):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                ours = node.level > 0 or (node.module or "").startswith("kafka_format")
+                for alias in node.names if ours else ():
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        private.append(f"{path.relative_to(ROOT)}:{node.lineno} {alias.name}")
+    assert not private, "private names imported across modules:\n" + "\n".join(private)
+
+
 def test_the_checker_sees_an_upward_import():
     """The rules above are only as good as the parser: these imports must be found."""
     probe = RUNTIME / "format" / "probe.py"  # never written: its text is given

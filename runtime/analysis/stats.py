@@ -68,10 +68,10 @@ from ..read.columnar import iter_arrow_batches, wrapper_value
 from ..read.plan import crc_holds, inflatable, inflate_payloads
 from ..read.sources import LogInput, Source, is_stream_path, resolve, spooled
 from .stats_model import (
-    _CODEC_NAMES,
-    _TS_NAMES,
     CODEC_JSON_FIELDS,
+    CODEC_NAMES,
     MAGIC_JSON_FIELDS,
+    TS_NAMES,
     CodecStats,
     Damage,
     LogStats,
@@ -773,7 +773,7 @@ def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
         )
     for c in np.unique(codec[data]).tolist():
         sel = data & (codec == c)
-        stats.codecs[_CODEC_NAMES[int(c)]] = CodecStats(
+        stats.codecs[CODEC_NAMES[int(c)]] = CodecStats(
             batches=int(sel.sum()),
             records=int(records[sel].sum()),
             bytes=int(size[sel].sum()),
@@ -792,7 +792,7 @@ def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
 
     for name in _ROW_SUMS:
         setattr(stats, name, getattr(rows, name))
-    stats.timestamps = {_TS_NAMES.get(t, str(t)): r for t, r in sorted(rows.timestamps.items())}
+    stats.timestamps = {TS_NAMES.get(t, str(t)): r for t, r in sorted(rows.timestamps.items())}
     if stats.payload_bytes != int(payload[data].sum()):  # pragma: no cover - an internal check
         raise AssertionError("record payload bytes do not add up to the batches' payloads")
     return stats

@@ -13,10 +13,10 @@ from typing import Any
 from ..errors import KafkaFormatError
 from ..format.codecs import Codec
 from ..model import TimestampType
-from .whatif import WhatIf, _round
+from .whatif import WhatIf, rounded
 
-_CODEC_NAMES = {int(c): c.name.lower() for c in Codec}
-_TS_NAMES = {int(t): t.label for t in TimestampType}
+CODEC_NAMES = {int(c): c.name.lower() for c in Codec}
+TS_NAMES = {int(t): t.label for t in TimestampType}
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ class CodecStats:
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: getattr(self, attr) for name, attr in CODEC_JSON_FIELDS}
-        out["ratio"] = _round(self.ratio)
+        out["ratio"] = rounded(self.ratio)
         return out
 
 
@@ -261,7 +261,7 @@ class PartitionStats:
             "records": self.records,
             "recordsPerBatch": None
             if per_batch is None
-            else {k: _round(v) for k, v in per_batch.items()},
+            else {k: rounded(v) for k, v in per_batch.items()},
             "magic": {str(m): self.magic[m].as_json() for m in sorted(self.magic)},
             "codecs": {c: self.codecs[c].as_json() for c in sorted(self.codecs, key=_codec_order)},
             "sizes": {
@@ -282,10 +282,10 @@ class PartitionStats:
                 "nullValues": self.null_values,
             },
             "perRecord": {
-                "headerBytes": _round(self.per_record(self.header_bytes)),
-                "framingBytes": _round(self.per_record(self.record_framing_bytes)),
-                "payloadBytes": _round(self.per_record(self.payload_bytes)),
-                "bytes": _round(self.per_record(self.batch_bytes - self.control_bytes)),
+                "headerBytes": rounded(self.per_record(self.header_bytes)),
+                "framingBytes": rounded(self.per_record(self.record_framing_bytes)),
+                "payloadBytes": rounded(self.per_record(self.payload_bytes)),
+                "bytes": rounded(self.per_record(self.batch_bytes - self.control_bytes)),
             },
             "timestamps": {t: self.timestamps[t].as_json() for t in sorted(self.timestamps)},
             "producers": {
@@ -344,8 +344,8 @@ class LogStats:
         return {
             "partitions": [p.as_json() for p in self.partitions],
             "total": self.total.as_json(),
-            "seconds": _round(self.seconds),
-            "bytesPerSecond": _round(self.bytes_per_second),
+            "seconds": rounded(self.seconds),
+            "bytesPerSecond": rounded(self.bytes_per_second),
         }
 
 
@@ -375,7 +375,7 @@ def _counter_median(counts: Counter[int], keys: list[int], n: int) -> float | in
 
 
 def _codec_order(name: str) -> int:
-    for c, n in _CODEC_NAMES.items():
+    for c, n in CODEC_NAMES.items():
         if n == name:
             return c
     return 99

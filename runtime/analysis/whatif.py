@@ -89,9 +89,9 @@ class WhatIfEstimate:
         return {
             "codec": self.codec,
             "bytes": self.bytes,
-            "ratio": _round(self.ratio),
+            "ratio": rounded(self.ratio),
             "savingBytes": self.saving,
-            "savingFraction": _round(self.saving / self.now_bytes if self.now_bytes else None),
+            "savingFraction": rounded(self.saving / self.now_bytes if self.now_bytes else None),
             "sampleBytes": self.sample_bytes,
         }
 
@@ -124,7 +124,7 @@ class WhatIf:
             "batching": self.batching,
             "sampleRecords": self.sample_records,
             "sampleBatches": self.sample_batches,
-            "sampleFraction": _round(self.fraction),
+            "sampleFraction": rounded(self.fraction),
             "nowBytes": self.now_bytes,
             "estimates": [e.as_json() for e in self.estimates],
         }
@@ -355,7 +355,7 @@ def estimate(
     total.what_if = overall
 
 
-def _round(value: float | int | None, digits: int = 4) -> float | int | None:
+def rounded(value: float | int | None, digits: int = 4) -> float | int | None:
     """Floats in the JSON forms (``stats`` rounds its own alike)."""
     if value is None or isinstance(value, int):
         return value

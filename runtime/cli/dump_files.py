@@ -39,7 +39,7 @@ from ..files.txnindex import TransactionIndex
 from ..model import decrement_sequence
 from ..progress import Progress
 from .dump_result import DumpResult, absolute
-from .text import DumpOptions, _optional_long
+from .text import DumpOptions, optional_long
 
 
 def base_offset_of(path: str) -> int | None:
@@ -268,7 +268,7 @@ def _snapshot_text(row: dict) -> str:
     text = (
         f"producerId: {row['producerId']} producerEpoch: {row['producerEpoch']} "
         f"coordinatorEpoch: {row['coordinatorEpoch']} "
-        f"currentTxnFirstOffset: {_optional_long(row['currentTxnFirstOffset'])} "
+        f"currentTxnFirstOffset: {optional_long(row['currentTxnFirstOffset'])} "
         f"lastTimestamp: {row['lastTimestamp']} "
     )
     if "firstSequence" in row:

@@ -116,7 +116,7 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _optional_long(value: int | None) -> str:
+def optional_long(value: int | None) -> str:
     return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
 
 
@@ -131,7 +131,7 @@ def batch_line(batch: Batch, position: int) -> str:
             f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
             f"isTransactional: {_bool(batch.is_transactional)} "
             f"isControl: {_bool(batch.is_control)} "
-            f"deleteHorizonMs: {_optional_long(batch.delete_horizon_ms)}"
+            f"deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
         )
     else:
         head = f"offset: {batch.last_offset}"

@@ -18,7 +18,7 @@ from ..format import layout
 # numba's on-disk cache checks only the file of the function it caches: after changing one of
 # these modules, touch this file too, or its kernels keep the old code of their callees.
 from .addresses import address_of, be16, be32, be32u, be64, u8
-from .records import _copy as _copy  # tests reach the copy helper here
+from .records import copy_bytes as copy_bytes  # tests reach the copy helper here
 from .records import decode_sections  # re-exported: callers know it as fastscan's
 from .section_codes import (  # re-exported: callers know these as fastscan's
     C_HEADERS,

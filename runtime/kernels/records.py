@@ -152,7 +152,7 @@ def _varint(buf, p, end):
 
 
 @_jit_inline
-def _copy(dst, dst_end, src, src_end, n):
+def copy_bytes(dst, dst_end, src, src_end, n):
     """Copy n bytes between addresses; the bytes up to ``dst_end`` and ``src_end`` may be
     read and written past them (n rounded up to 16): up to 32 bytes, two moves; past that,
     libc's memcpy, whose moves are wider (10% off the decoder on 100-byte values)."""
@@ -181,10 +181,10 @@ def _key_value(vout, least, row, buf, end, kpos, klen, vpos, vlen, keys, kb, val
         vb = _view_or_gather(vout, 2, row, buf + vpos, vlen, buf + end, least, values[0], vb)
         return kb, vb
     if klen >= 0:
-        _copy(keys[0] + kb, keys[1], buf + kpos, buf + end, klen)
+        copy_bytes(keys[0] + kb, keys[1], buf + kpos, buf + end, klen)
         kb += klen
     if vlen >= 0:
-        _copy(values[0] + vb, values[1], buf + vpos, buf + end, vlen)
+        copy_bytes(values[0] + vb, values[1], buf + vpos, buf + end, vlen)
         vb += vlen
     return kb, vb
 
@@ -540,11 +540,11 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
                 or (hv_len > 0 and hvb + hv_len > hvalue_end - hvalue_address)
             ):
                 return E_ROOM, p, 0, 0
-            _copy(hkey_address + hkb, hkey_end, buf + hk_pos, buf + end, hk_len)
+            copy_bytes(hkey_address + hkb, hkey_end, buf + hk_pos, buf + end, hk_len)
             hkb += hk_len
             hoff[0, nh + 1] = hkb
             if hv_len >= 0:
-                _copy(hvalue_address + hvb, hvalue_end, buf + hv_pos, buf + end, hv_len)
+                copy_bytes(hvalue_address + hvb, hvalue_end, buf + hv_pos, buf + end, hv_len)
                 hvb += hv_len
                 hvalid[nh] = 1
             else:

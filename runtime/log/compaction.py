@@ -59,14 +59,14 @@ from ..errors import KafkaFormatError
 from ..model import Batch, Record, Report
 from ..read.sources import partition_dirs
 from .compaction_filter import (
-    _now,
-    _offset_map,
-    _outcome,
-    _removal,
-    _settle,
-    _start_pass,
-    _Verdict,
-    _verdicts,
+    BatchVerdict,
+    batch_verdicts,
+    build_offset_map,
+    outcome,
+    removal,
+    resolve_now,
+    settle,
+    start_pass,
 )
 from .compaction_model import (
     DEFAULT_DELETE_RETENTION_MS,
@@ -83,7 +83,7 @@ from .compaction_model import (
     RemovedRecord,
     SegmentInfo,
 )
-from .compaction_plan import _decoded, _plan, _scan
+from .compaction_plan import decoded_again, plan_cleaning, scan_partition
 from .compaction_policy import CleanupPolicy
 from .partition import Partition
 
@@ -124,10 +124,10 @@ def dirty_ratio(
     partition's parent directory by default). ``now_ms`` defaults to the current time.
     """
     config = config or CleanerConfig()
-    now = _now(now_ms)
+    now = resolve_now(now_ms)
     partition = Partition.open(path)
-    scan = _scan(partition, Report())
-    return _plan(partition, scan, now, config, first_dirty_offset)
+    scan = scan_partition(partition, Report())
+    return plan_cleaning(partition, scan, now, config, first_dirty_offset)
 
 
 def cleaner_facts(
@@ -139,12 +139,12 @@ def cleaner_facts(
 ) -> CleanerFacts:
     """The plan and per-batch decisions of a pass, from batch headers (and markers) only."""
     config = config or CleanerConfig()
-    now = _now(now_ms)
+    now = resolve_now(now_ms)
     partition = Partition.open(path)
-    scan = _scan(partition, Report())
-    plan = _plan(partition, scan, now, config, first_dirty_offset)
+    scan = scan_partition(partition, Report())
+    plan = plan_cleaning(partition, scan, now, config, first_dirty_offset)
     facts = CleanerFacts(partition.topic, partition.partition, plan)
-    for verdict in _verdicts(scan, plan, now, config):
+    for verdict in batch_verdicts(scan, plan, now, config):
         flags = (FLAG_ABORTED if verdict.aborted else 0) | (
             FLAG_TOMBSTONES_EXPIRED if verdict.tombstones_expired else 0
         )
@@ -180,7 +180,7 @@ def compact(
     (``result.policy`` says why; see :mod:`.compaction_policy`).
     """
     config = config or CleanerConfig()
-    start = _start_pass(
+    start = start_pass(
         path,
         now_ms=now_ms,
         config=config,
@@ -199,10 +199,10 @@ def compact(
     )
     result = CompactionResult(plan, policy=start.policy)
     result.warnings.extend(start.warnings)
-    offset_map = _offset_map(scan, plan, verdicts) if cleaning else {}
+    offset_map = build_offset_map(scan, plan, verdicts) if cleaning else {}
     by_position = {(v.segment, v.batch.position): v for v in verdicts}
 
-    for slot, batch in _decoded(scan):
+    for slot, batch in decoded_again(scan):
         verdict = by_position.get((slot, batch.position))
         if verdict is None:
             _pass_through(result, slot, batch)
@@ -220,14 +220,14 @@ def _pass_through(result: CompactionResult, slot: int, batch: Batch) -> None:
         result.null_key_records.extend(r for r in records if r.key is None)
         result.records.extend(records)
     horizon = batch.delete_horizon_ms
-    result.batches.append(_outcome(batch, slot, "not cleaned", len(records), 0, horizon))
+    result.batches.append(outcome(batch, slot, "not cleaned", len(records), 0, horizon))
 
 
 def _clean_batch(
     result: CompactionResult,
     slot: int,
     batch: Batch,
-    verdict: _Verdict,
+    verdict: BatchVerdict,
     offset_map: dict[bytes, int],
     null_keys: NullKeys,
     now: int,
@@ -241,7 +241,7 @@ def _clean_batch(
     kept: list[Record] = []
     tombstone_kept = False
     for record in records:
-        reason = _removal(record, batch, verdict, offset_map, latest, null_keys)
+        reason = removal(record, batch, verdict, offset_map, latest, null_keys)
         if reason is None:
             kept.append(record)
             tombstone_kept |= record.value is None and not batch.is_control
@@ -252,7 +252,7 @@ def _clean_batch(
         result.markers_removed += len(records) - len(kept)
     else:
         result.records.extend(kept)
-    settled = _settle(
+    settled = settle(
         batch, slot, verdict, len(kept), len(records), tombstone_kept, now, config, result.warnings
     )
     result.batches.append(settled)

@@ -14,7 +14,7 @@ from typing import Literal
 from ..model import Batch, ControlType, Record, Report
 from ..read.reader import iter_batches
 from .compaction_model import BatchOutcome, CleanerConfig, DirtyRatio, NullKeys
-from .compaction_plan import _plan, _Scan, _scan
+from .compaction_plan import PartitionScan, plan_cleaning, scan_partition
 from .compaction_policy import CleanupPolicy, normalise, resolve
 from .partition import Partition
 
@@ -69,7 +69,7 @@ class _TxnWalk:
 
 
 @dataclass(slots=True)
-class _Verdict:
+class BatchVerdict:
     segment: int
     batch: Batch
     #: ``canDiscardBatch``: aborted data, or a marker whose transaction's data is gone.
@@ -84,7 +84,7 @@ class _Verdict:
         return self.can_discard and not self.batch.is_control
 
 
-def _active_producers(scan: _Scan, now: int, config: CleanerConfig) -> dict[int, tuple]:
+def _active_producers(scan: PartitionScan, now: int, config: CleanerConfig) -> dict[int, tuple]:
     """``lastRecordsOfActiveProducers``: producer id -> (last data offset or None, epoch),
     rebuilt from the batch headers as ``ProducerStateManager`` loads them."""
     state: dict[int, list] = {}  # pid -> [epoch, last data offset, last timestamp, in txn]
@@ -111,7 +111,9 @@ def _active_producers(scan: _Scan, now: int, config: CleanerConfig) -> dict[int,
     }
 
 
-def _verdicts(scan: _Scan, plan: DirtyRatio, now: int, config: CleanerConfig) -> list[_Verdict]:
+def batch_verdicts(
+    scan: PartitionScan, plan: DirtyRatio, now: int, config: CleanerConfig
+) -> list[BatchVerdict]:
     """The record-independent decisions for every batch of the cleaned segments."""
     if not plan.cleans:
         return []
@@ -146,11 +148,13 @@ def _verdicts(scan: _Scan, plan: DirtyRatio, now: int, config: CleanerConfig) ->
                 expired = horizon is not None and now >= horizon
             else:
                 expired = not retain_legacy
-            out.append(_Verdict(slot, batch, can_discard, discard, retain_empty, expired))
+            out.append(BatchVerdict(slot, batch, can_discard, discard, retain_empty, expired))
     return out
 
 
-def _offset_map(scan: _Scan, plan: DirtyRatio, verdicts: list[_Verdict]) -> dict[bytes, int]:
+def build_offset_map(
+    scan: PartitionScan, plan: DirtyRatio, verdicts: list[BatchVerdict]
+) -> dict[bytes, int]:
     """``buildOffsetMap``: key -> last offset over the dirty range's non-aborted data."""
     aborted = {(v.segment, v.batch.position) for v in verdicts if v.aborted}
     # the segments from the one holding the first dirty offset to the first uncleanable one
@@ -165,16 +169,16 @@ def _offset_map(scan: _Scan, plan: DirtyRatio, verdicts: list[_Verdict]) -> dict
     return found
 
 
-def _decoded_slots(scan: _Scan, slots: set[int]) -> Iterator[tuple[int, Batch]]:
+def _decoded_slots(scan: PartitionScan, slots: set[int]) -> Iterator[tuple[int, Batch]]:
     for slot in sorted(slots):
         for batch in iter_batches(scan.segments[slot].log):
             yield slot, batch
 
 
-def _removal(
+def removal(
     record: Record,
     batch: Batch,
-    verdict: _Verdict,
+    verdict: BatchVerdict,
     offset_map: dict[bytes, int],
     latest: int,
     null_keys: NullKeys,
@@ -195,10 +199,10 @@ def _removal(
     return None
 
 
-def _settle(
+def settle(
     batch: Batch,
     slot: int,
-    verdict: _Verdict,
+    verdict: BatchVerdict,
     kept: int,
     total: int,
     tombstone_kept: bool,
@@ -212,22 +216,22 @@ def _settle(
     if kept:
         marker_for_empty_txn = verdict.can_discard and batch.is_control
         if batch.magic >= 2 and before is None and (tombstone_kept or marker_for_empty_txn):
-            return _outcome(batch, slot, "rewritten", kept, removed, before,
+            return outcome(batch, slot, "rewritten", kept, removed, before,
                             now + config.delete_retention_ms)  # fmt: skip
-        return _outcome(batch, slot, "rewritten" if removed else "kept", kept, removed, before)
+        return outcome(batch, slot, "rewritten" if removed else "kept", kept, removed, before)
     if verdict.retain_empty:
         if batch.magic < 2:
             warnings.append(
                 f"offsets {batch.base_offset}..{batch.last_offset}: Kafka's cleaner fails here "
                 "(IllegalStateException: empty batches are only supported for magic v2)"
             )
-            return _outcome(batch, slot, "deleted", 0, removed, before)
+            return outcome(batch, slot, "deleted", 0, removed, before)
         # writeEmptyHeader keeps no delete horizon
-        return _outcome(batch, slot, "emptied", 0, removed, before, None)
-    return _outcome(batch, slot, "deleted", 0, removed, before)
+        return outcome(batch, slot, "emptied", 0, removed, before, None)
+    return outcome(batch, slot, "deleted", 0, removed, before)
 
 
-def _outcome(
+def outcome(
     batch: Batch,
     slot: int,
     action: str,
@@ -265,18 +269,18 @@ class _PassStart:
     know before they read a record: the plan, the policy, and each cleaned batch's verdict."""
 
     policy: CleanupPolicy
-    scan: _Scan
+    scan: PartitionScan
     plan: DirtyRatio
     now: int
     #: Whether this pass cleans (the policy compacts, the plan has work, and it is due or
     #: ``only_if_due`` is off); the verdicts are empty otherwise.
     cleaning: bool
-    verdicts: list[_Verdict]
+    verdicts: list[BatchVerdict]
     #: The truncated tails the scan met, as the result's warnings say them.
     warnings: list[str]
 
 
-def _start_pass(
+def start_pass(
     path: str | os.PathLike[str],
     *,
     now_ms: int | None,
@@ -289,7 +293,7 @@ def _start_pass(
 ) -> _PassStart:
     if null_keys not in ("drop", "keep"):
         raise ValueError(f"null_keys must be 'drop' or 'keep', not {null_keys!r}")
-    now = _now(now_ms)
+    now = resolve_now(now_ms)
     partition = Partition.open(path)
     policy = resolve(
         partition.topic,
@@ -297,13 +301,13 @@ def _start_pass(
         topic_policies,
     )
     report = Report()
-    scan = _scan(partition, report)
-    plan = _plan(partition, scan, now, config, first_dirty_offset)
+    scan = scan_partition(partition, report)
+    plan = plan_cleaning(partition, scan, now, config, first_dirty_offset)
     cleaning = policy.cleaned and plan.cleans and (plan.would_clean or not only_if_due)
-    verdicts = _verdicts(scan, plan, now, config) if cleaning else []
+    verdicts = batch_verdicts(scan, plan, now, config) if cleaning else []
     warnings = [str(t) for t in report.truncated]
     return _PassStart(policy, scan, plan, now, cleaning, verdicts, warnings)
 
 
-def _now(now_ms: int | None) -> int:
+def resolve_now(now_ms: int | None) -> int:
     return int(time.time() * 1000) if now_ms is None else int(now_ms)

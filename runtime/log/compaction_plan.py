@@ -29,7 +29,7 @@ _INT_MAX = (1 << 31) - 1
 
 
 @dataclass(slots=True)
-class _Scan:
+class PartitionScan:
     segments: list[Segment]
     #: Per segment, its batches: headers, with records decoded for control batches only.
     batches: list[list[Batch]]
@@ -42,7 +42,7 @@ def _is_control(batch: Batch) -> bool:
     return batch.is_control
 
 
-def _scan(partition: Partition, report: Report) -> _Scan:
+def scan_partition(partition: Partition, report: Report) -> PartitionScan:
     per_segment = [
         list(iter_batches(segment.log, records=_is_control, report=report))
         for segment in partition.segments
@@ -54,7 +54,7 @@ def _scan(partition: Partition, report: Report) -> _Scan:
         if batches:
             end = batches[-1].next_offset
             break
-    return _Scan(
+    return PartitionScan(
         segments=partition.segments,
         batches=per_segment,
         aborted=found.aborted.get(tp, set()),
@@ -63,7 +63,7 @@ def _scan(partition: Partition, report: Report) -> _Scan:
     )
 
 
-def _decoded(scan: _Scan) -> Iterator[tuple[int, Batch]]:
+def decoded_again(scan: PartitionScan) -> Iterator[tuple[int, Batch]]:
     """Every batch again, records decoded, with its segment's slot."""
     for slot, segment in enumerate(scan.segments):
         headers = scan.batches[slot]
@@ -102,9 +102,9 @@ class _Offsets:
     reset: bool
 
 
-def _plan(
+def plan_cleaning(
     partition: Partition,
-    scan: _Scan,
+    scan: PartitionScan,
     now: int,
     config: CleanerConfig,
     checkpoint_override: int | None,
@@ -154,7 +154,9 @@ def _plan(
     )
 
 
-def _offsets(partition: Partition, scan: _Scan, checkpoint_override: int | None) -> _Offsets:
+def _offsets(
+    partition: Partition, scan: PartitionScan, checkpoint_override: int | None
+) -> _Offsets:
     """The high watermark, the last stable offset and the first dirty offset."""
     log_start = partition.log_start_offset
     assert log_start is not None

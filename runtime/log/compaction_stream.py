@@ -26,9 +26,9 @@ import pyarrow.compute as pc
 from ..errors import KafkaFormatError
 from ..model import Record
 from ..read.columnar import iter_arrow_batches
-from .compaction_filter import _outcome, _removal, _settle, _start_pass, _Verdict
+from .compaction_filter import BatchVerdict, outcome, removal, settle, start_pass
 from .compaction_model import CleanerConfig, CompactionResult, DirtyRatio, NullKeys
-from .compaction_plan import _Scan
+from .compaction_plan import PartitionScan
 
 __all__ = ["REASONS", "KeptSink", "ProgressLike", "RemovedSink", "compact_stream"]
 
@@ -76,7 +76,7 @@ def compact_stream(
     ``total`` and ``files`` at the segments' bytes and count; the pass adds the dirty
     segments, which it reads twice, once the plan says which they are."""
     config = config or CleanerConfig()
-    start = _start_pass(
+    start = start_pass(
         path,
         now_ms=now_ms,
         config=config,
@@ -119,9 +119,9 @@ class _OffsetMap:
 
 
 def _offset_map(
-    scan: _Scan,
+    scan: PartitionScan,
     plan: DirtyRatio,
-    by_position: dict[tuple[int, int], _Verdict],
+    by_position: dict[tuple[int, int], BatchVerdict],
     dirty: list[int],
     progress: ProgressLike | None,
 ) -> _OffsetMap:
@@ -213,9 +213,9 @@ class _Judge:
 
 def _segment_pass(
     result: CompactionResult,
-    scan: _Scan,
+    scan: PartitionScan,
     slot: int,
-    by_position: dict[tuple[int, int], _Verdict],
+    by_position: dict[tuple[int, int], BatchVerdict],
     judge: _Judge,
     on_kept: KeptSink | None,
     on_removed: RemovedSink | None,
@@ -295,7 +295,7 @@ def _settle_batch(
     result: CompactionResult,
     slot: int,
     batch,
-    verdict: _Verdict | None,
+    verdict: BatchVerdict | None,
     kept: int,
     total: int,
     tombstone_kept: bool,
@@ -307,22 +307,20 @@ def _settle_batch(
         if verdict is None:
             result.markers_kept += len(records)
             horizon = batch.delete_horizon_ms
-            result.batches.append(_outcome(batch, slot, "not cleaned", len(records), 0, horizon))
+            result.batches.append(outcome(batch, slot, "not cleaned", len(records), 0, horizon))
             return
         staying = sum(
             1
             for r in records
-            if _removal(r, batch, verdict, {}, judge.latest, judge.null_keys) is None
+            if removal(r, batch, verdict, {}, judge.latest, judge.null_keys) is None
         )
         result.markers_kept += staying
         result.markers_removed += len(records) - staying
         kept, total, tombstone_kept = staying, len(records), False
     elif verdict is None:
         horizon = batch.delete_horizon_ms
-        result.batches.append(_outcome(batch, slot, "not cleaned", total, 0, horizon))
+        result.batches.append(outcome(batch, slot, "not cleaned", total, 0, horizon))
         return
     config, warnings = judge.config, result.warnings
-    settled = _settle(
-        batch, slot, verdict, kept, total, tombstone_kept, judge.now, config, warnings
-    )
+    settled = settle(batch, slot, verdict, kept, total, tombstone_kept, judge.now, config, warnings)
     result.batches.append(settled)

@@ -14,8 +14,8 @@ from .producer_state import (
     AnomalyKind,
     BatchMetadata,
     ProducerState,
-    _anomaly,
-    _in_sequence,
+    in_sequence,
+    make_anomaly,
 )
 
 # --- the loader -------------------------------------------------------------------------------
@@ -58,12 +58,14 @@ class ProducerStateLoader:
         if batch.max_timestamp is not None and batch.max_timestamp > self.clock:
             self.clock = batch.max_timestamp
         if batch.error is not None:
-            found.append(_anomaly(AnomalyKind.DAMAGED_BATCH, batch, f"not applied: {batch.error}"))
+            found.append(
+                make_anomaly(AnomalyKind.DAMAGED_BATCH, batch, f"not applied: {batch.error}")
+            )
             return self._keep(found)
         if batch.crc_valid is False:
             # The loader does not check CRCs (FileRecords.batches()): it applies the header.
             found.append(
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.DAMAGED_BATCH,
                     batch,
                     f"stored crc 0x{batch.crc:08x}, computed 0x{batch.computed_crc:08x}; "
@@ -110,7 +112,7 @@ class ProducerStateLoader:
         duplicate = view.find_duplicate(epoch, first_seq, last_seq) if has_sequence else None
         if duplicate is not None:
             return [
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.DUPLICATE_BATCH,
                     batch,
                     f"sequences {first_seq}..{last_seq} were already written at offsets "
@@ -119,7 +121,7 @@ class ProducerStateLoader:
             ]
         if epoch < view.epoch:
             return [
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.EPOCH_REGRESSION,
                     batch,
                     f"epoch {epoch} is below the current epoch {view.epoch} (a fenced producer)",
@@ -128,14 +130,14 @@ class ProducerStateLoader:
         found = []
         problem = _check_sequence(view, epoch, first_seq) if has_sequence else None
         if problem is not None:
-            anomaly = _anomaly(AnomalyKind.SEQUENCE_GAP, batch, problem)
+            anomaly = make_anomaly(AnomalyKind.SEQUENCE_GAP, batch, problem)
             explained = self._cleaned_after(batch.producer_id)
             if not explained:
                 return [anomaly]  # refused here, before the transaction check
             found.append(_explain(anomaly, explained))
         if view.current_txn_first_offset is not None and not batch.is_transactional:
             found.append(
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.NON_TRANSACTIONAL_IN_TRANSACTION,
                     batch,
                     "a non-transactional batch while the transaction from offset "
@@ -157,7 +159,7 @@ class ProducerStateLoader:
         if marker is None or marker.type not in (ControlType.ABORT, ControlType.COMMIT):
             name = "no control key" if marker is None else f"control type {marker.type_name}"
             return [
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.DAMAGED_BATCH,
                     batch,
                     f"{name} in a producer's control batch; not applied",
@@ -170,7 +172,7 @@ class ProducerStateLoader:
         found = []
         if epoch < view.epoch:
             found.append(
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.EPOCH_REGRESSION,
                     batch,
                     f"{name} marker with epoch {epoch}, below the current epoch {view.epoch}",
@@ -178,7 +180,7 @@ class ProducerStateLoader:
             )
         elif view.coordinator_epoch > coordinator_epoch:
             found.append(
-                _anomaly(
+                make_anomaly(
                     AnomalyKind.COORDINATOR_EPOCH_REGRESSION,
                     batch,
                     f"{name} marker with coordinator epoch {coordinator_epoch}, below "
@@ -188,7 +190,7 @@ class ProducerStateLoader:
         refused = bool(found)
         if not refused and view.current_txn_first_offset is None:
             # Kafka accepts it (an empty transaction on this partition), so the view does too.
-            anomaly = _anomaly(
+            anomaly = make_anomaly(
                 AnomalyKind.MARKER_WITHOUT_TRANSACTION,
                 batch,
                 f"{name} marker, but the producer has no open transaction",
@@ -246,7 +248,7 @@ def _check_sequence(state: ProducerState, epoch: int, first_seq: int) -> str | N
     if state.epoch == NO_PRODUCER_EPOCH:
         return None
     last = state.last_sequence
-    if _in_sequence(last, first_seq):
+    if in_sequence(last, first_seq):
         return None
     expected = increment_sequence(last, 1) if last >= 0 else 0
     if last >= 0 and first_seq > expected:

@@ -137,7 +137,7 @@ class SnapshotCheck:
         }
 
 
-def _choose_seed(
+def choose_seed(
     partition: Partition,
     seed: Seed,
     log_start: int,
@@ -177,7 +177,7 @@ def _states(snapshot: ProducerSnapshot) -> list[ProducerState]:
     return [ProducerState.from_snapshot_entry(e) for e in snapshot.entries]
 
 
-def _check_snapshot(
+def check_snapshot(
     snap: SnapshotFile,
     loader: ProducerStateLoader,
     cleaned_to: int | None,

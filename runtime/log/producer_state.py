@@ -32,7 +32,7 @@ SNAPSHOT_FIELDS = (
 )
 
 
-def _in_sequence(last: int, next_: int) -> bool:
+def in_sequence(last: int, next_: int) -> bool:
     """``ProducerAppendInfo.inSequence``."""
     return next_ == last + 1 or (next_ == 0 and last == _INT32_MAX)
 
@@ -222,7 +222,7 @@ class Anomaly:
         }
 
 
-def _anomaly(kind: AnomalyKind, batch: Batch, message: str) -> Anomaly:
+def make_anomaly(kind: AnomalyKind, batch: Batch, message: str) -> Anomaly:
     return Anomaly(
         kind,
         batch.producer_id,

@@ -75,8 +75,8 @@ from .producer_snapshots import (
     FieldDifference,
     Seed,
     SnapshotCheck,
-    _check_snapshot,
-    _choose_seed,
+    check_snapshot,
+    choose_seed,
     diff_snapshot,
 )
 from .producer_state import (
@@ -183,7 +183,7 @@ def rebuild_producer_state(
     if cleaned_to == "auto":
         cleaned_to = _cleaner_checkpoint(partition)
     checks: list[SnapshotCheck] = []
-    seed_file, seed_state = _choose_seed(partition, seed, log_start, at, checks)
+    seed_file, seed_state = choose_seed(partition, seed, log_start, at, checks)
     start = log_start if seed_file is None else max(log_start, seed_file.offset)
     loader = ProducerStateLoader(seed_state, cleaned_to=cleaned_to)
 
@@ -260,7 +260,7 @@ def _load(
     def compare_up_to(offset: int | None) -> None:
         while pending and (offset is None or offset >= pending[0].offset):
             snap = pending.popleft()
-            checks.append(_check_snapshot(snap, loader, cleaned_to, expiration_ms))
+            checks.append(check_snapshot(snap, loader, cleaned_to, expiration_ms))
 
     log_end: int | None = None
     for batch in _producer_batches(partition, report, loader):

@@ -1,7 +1,7 @@
 """One append, before the partition leader's state: what it may not carry
-(:func:`_check_append`), how a v2 batch's timestamps and offset deltas are laid out
-(:func:`_v2_shape`) and serialised (:func:`_v2_bytes`), and the v0/v1 messages or compressed
-wrapper of a legacy append (:func:`_legacy_bytes`). Pure functions of what a producer sent;
+(:func:`check_append`), how a v2 batch's timestamps and offset deltas are laid out
+(:func:`v2_shape`) and serialised (:func:`v2_bytes`), and the v0/v1 messages or compressed
+wrapper of a legacy append (:func:`legacy_bytes`). Pure functions of what a producer sent;
 the leader's state stays in :class:`~.writer.PartitionWriter`."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .encoding import encode_record_batch, encode_records
 from .writer_model import NO_TIMESTAMP, Message
 
 
-def _check_append(
+def check_append(
     messages: list[Message],
     codec: int,
     magic: int,
@@ -62,7 +62,7 @@ class _V2Shape:
     max_timestamp: int
 
 
-def _v2_shape(
+def v2_shape(
     messages: list[Message],
     now: int,
     last_offset_delta: int | None,
@@ -91,7 +91,7 @@ def _v2_shape(
     return _V2Shape(timestamps, deltas, last_offset_delta, base_timestamp, max_timestamp)
 
 
-def _v2_bytes(
+def v2_bytes(
     messages: list[Message],
     shape: _V2Shape,
     fields: dict[str, Any],
@@ -123,7 +123,7 @@ def _v2_bytes(
     return build_record_batch(compressed_payload=payload, records_count=len(specs), **fields)
 
 
-def _legacy_bytes(
+def legacy_bytes(
     messages: list[Message],
     first_offset: int,
     now: int,

@@ -1,5 +1,5 @@
 """What a partition leader keeps in memory while it appends: a producer's state entry
-(:class:`_ProducerState`), the active segment (:class:`_Segment`), and the order a Java
+(:class:`ProducerBook`), the active segment (:class:`SegmentBook`), and the order a Java
 ``HashMap`` lists producer ids in (:func:`java_hashmap_order`, for snapshots)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files.names import FileKind, segment_file_name
-from .writer_model import NO_TIMESTAMP, Producer, _Txn
+from .writer_model import NO_TIMESTAMP, Producer, Txn
 
 
 def java_hashmap_order(keys: Sequence[int]) -> list[int]:
@@ -33,7 +33,7 @@ def java_hashmap_order(keys: Sequence[int]) -> list[int]:
 
 
 @dataclass(slots=True)
-class _ProducerState:
+class ProducerBook:
     """``ProducerStateEntry`` with only its last batch (all a snapshot stores)."""
 
     producer_id: int
@@ -44,7 +44,7 @@ class _ProducerState:
     offset_delta: int = 0
     coordinator_epoch: int = -1
     last_timestamp: int = NO_TIMESTAMP
-    txn: _Txn | None = None
+    txn: Txn | None = None
 
     def snapshot_entry(self) -> dict[str, int]:
         return {
@@ -68,7 +68,7 @@ class _ProducerState:
             self.offset_delta = 0
 
 
-class _Segment:
+class SegmentBook:
     """One segment being written: the .log handle and what ``LogSegment`` keeps in memory."""
 
     __slots__ = (
@@ -110,7 +110,7 @@ class _Segment:
             )
 
 
-def _check_not_fenced(state: _ProducerState | None, producer: Producer) -> None:
+def check_not_fenced(state: ProducerBook | None, producer: Producer) -> None:
     """``ProducerAppendInfo.checkProducerEpoch``: an older epoch is a fenced producer."""
     if state is not None and producer.epoch < state.epoch:
         raise ValueError(

@@ -63,8 +63,8 @@ from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
 from ..files.names import FileKind, partition_dir_name, segment_file_name
 from ..format.codecs import Codec
 from ..model import TimestampType, increment_sequence
-from .appends import _check_append, _legacy_bytes, _v2_bytes, _v2_shape
-from .bookkeeping import _check_not_fenced, _ProducerState, _Segment, java_hashmap_order
+from .appends import check_append, legacy_bytes, v2_bytes, v2_shape
+from .bookkeeping import ProducerBook, SegmentBook, check_not_fenced, java_hashmap_order
 from .encoding import encode_record_batch, encode_records
 from .writer_model import (
     Appended,
@@ -72,8 +72,8 @@ from .writer_model import (
     PartitionSummary,
     Producer,
     StableOffset,
+    Txn,
     WrittenRecord,
-    _Txn,
 )
 
 __all__ = [
@@ -163,7 +163,7 @@ class PartitionWriter:
         self.summary = PartitionSummary(
             topic, partition, log_start_offset=start_offset, log_end_offset=start_offset
         )
-        self._producers: dict[int, _ProducerState] = {}
+        self._producers: dict[int, ProducerBook] = {}
         # ProducerStateManager.ongoingTxns: first offset -> producer id, for the LSO
         self._ongoing: dict[int, int] = {}
         self._stable = StableOffset()
@@ -233,7 +233,7 @@ class PartitionWriter:
         """
         self._check_open()
         messages = list(records)
-        codec = _check_append(
+        codec = check_append(
             messages, codec, magic, producer is not None, transactional,
             base_offset is not None or last_offset_delta is not None or bool(delete_horizon_ms),
             last_offset_delta is not None,
@@ -277,7 +277,7 @@ class PartitionWriter:
         (version 0, COMMIT/ABORT), value (version 0, coordinator epoch), no sequence."""
         self._check_open()
         state = self._producers.get(producer.producer_id)
-        _check_not_fenced(state, producer)
+        check_not_fenced(state, producer)
         if state is not None and coordinator_epoch < state.coordinator_epoch:
             raise ValueError(
                 f"coordinator epoch {coordinator_epoch} is older than {state.coordinator_epoch}"
@@ -391,7 +391,7 @@ class PartitionWriter:
         level: int | None,
     ) -> Appended:
         lat = self.timestamp_type is TimestampType.LOG_APPEND_TIME
-        shape = _v2_shape(messages, now, last_offset_delta, delete_horizon_ms, lat)
+        shape = v2_shape(messages, now, last_offset_delta, delete_horizon_ms, lat)
         last_offset = first_offset + shape.last_offset_delta
         sequence, producer_id, producer_epoch = self._sequence(
             producer, transactional, base_sequence
@@ -412,7 +412,7 @@ class PartitionWriter:
                 has_delete_horizon=delete_horizon_ms is not None,
             ),
         )
-        data = _v2_bytes(
+        data = v2_bytes(
             messages, shape, fields, codec=codec, fast=self.fast, xerial=xerial, level=level
         )
         segment = self._before_append(len(data), first_offset, last_offset)
@@ -440,7 +440,7 @@ class PartitionWriter:
         # The producer's state changes only once the batch is in the log: a roll before
         # this append snapshots the state without it.
         known = self._producers.get(producer.producer_id)
-        _check_not_fenced(known, producer)
+        check_not_fenced(known, producer)
         if known is not None and known.txn is not None and not transactional:
             raise ValueError(f"producer {producer.producer_id} has an open transaction")
         if base_sequence is not None:
@@ -459,7 +459,7 @@ class PartitionWriter:
         first_offset: int,
         last_offset: int,
         max_timestamp: int,
-    ) -> _Txn | None:
+    ) -> Txn | None:
         """``ProducerAppendInfo.appendDataBatch``, once the batch is in the log; returns the
         transaction it belongs to."""
         state = self._producer(producer.producer_id)
@@ -473,7 +473,7 @@ class PartitionWriter:
         if not transactional:
             return None
         if state.txn is None:
-            state.txn = _Txn(producer.producer_id, first_offset)
+            state.txn = Txn(producer.producer_id, first_offset)
             self._ongoing[first_offset] = producer.producer_id
             self._stable.offset = min(self._ongoing)
         return state.txn
@@ -491,7 +491,7 @@ class PartitionWriter:
     ) -> Appended:
         lat = magic == 1 and self.timestamp_type is TimestampType.LOG_APPEND_TIME
         last_offset = first_offset + len(messages) - 1
-        data, batches, seen = _legacy_bytes(
+        data, batches, seen = legacy_bytes(
             messages, first_offset, now, codec=codec, magic=magic, log_append_time=lat,
             xerial=xerial, level=level,
         )  # fmt: skip
@@ -510,7 +510,7 @@ class PartitionWriter:
 
     # --- LogSegment / UnifiedLog ------------------------------------------------------------
 
-    def _before_append(self, size: int, first_offset: int, last_offset: int) -> _Segment:
+    def _before_append(self, size: int, first_offset: int, last_offset: int) -> SegmentBook:
         """``UnifiedLog.maybeRoll``: the segment this append goes to."""
         if size > self.segment_bytes:
             raise ValueError(
@@ -534,7 +534,7 @@ class PartitionWriter:
         return segment
 
     def _segment_append(
-        self, segment: _Segment, data: bytes, batches: Sequence[tuple[int, int, int]]
+        self, segment: SegmentBook, data: bytes, batches: Sequence[tuple[int, int, int]]
     ) -> None:
         """``LogSegment.append`` of one append's bytes, given each batch's (size, last offset,
         max timestamp): several only for uncompressed v0/v1 messages, each its own entry."""
@@ -562,7 +562,7 @@ class PartitionWriter:
         self._maybe_index(segment, batches[-1][1], position)
         segment.bytes_since_index_entry += len(data)
 
-    def _maybe_index(self, segment: _Segment, last_offset: int, position: int) -> None:
+    def _maybe_index(self, segment: SegmentBook, last_offset: int, position: int) -> None:
         if segment.bytes_since_index_entry > self.index_interval_bytes:
             segment.index.append((last_offset - segment.base_offset, position))
             segment.maybe_append_time_entry()
@@ -576,8 +576,8 @@ class PartitionWriter:
         self._active = self._new_segment(max(expected_next_offset, self.next_offset))
         self._take_snapshot(self._active.base_offset)
 
-    def _new_segment(self, base_offset: int) -> _Segment:
-        segment = _Segment(self.path, base_offset)
+    def _new_segment(self, base_offset: int) -> SegmentBook:
+        segment = SegmentBook(self.path, base_offset)
         # the index files exist (preallocated) from the segment's creation
         for kind in (FileKind.INDEX, FileKind.TIME_INDEX):
             segment.file(kind).write_bytes(b"")
@@ -585,7 +585,7 @@ class PartitionWriter:
         self.summary.segments.append(base_offset)
         return segment
 
-    def _finish(self, segment: _Segment, *, preallocated: bool) -> None:
+    def _finish(self, segment: SegmentBook, *, preallocated: bool) -> None:
         """Write the segment's indexes, trimmed (``trimToValidSize``) or at full size."""
         segment.log.close()
         for kind, data, entry in (
@@ -597,7 +597,7 @@ class PartitionWriter:
                 if preallocated:
                     fh.truncate(self._max_entries(entry) * entry)
 
-    def _write_txn_index(self, segment: _Segment) -> None:
+    def _write_txn_index(self, segment: SegmentBook) -> None:
         segment.file(FileKind.TXN_INDEX).write_bytes(build_txn_index(segment.txn_index))
 
     def _max_entries(self, entry_size: int) -> int:
@@ -630,10 +630,10 @@ class PartitionWriter:
         lines = ["0", str(len(self._epochs)), *(f"{e} {s}" for e, s in self._epochs)]
         (self.path / LEADER_EPOCH_CHECKPOINT).write_text("".join(f"{line}\n" for line in lines))
 
-    def _producer(self, producer_id: int) -> _ProducerState:
+    def _producer(self, producer_id: int) -> ProducerBook:
         state = self._producers.get(producer_id)
         if state is None:
-            state = self._producers[producer_id] = _ProducerState(producer_id)
+            state = self._producers[producer_id] = ProducerBook(producer_id)
         return state
 
     # --- bookkeeping ------------------------------------------------------------------------
@@ -646,7 +646,7 @@ class PartitionWriter:
         first_offset: int,
         append_time: int | None,
         magic: int,
-        txn: _Txn | None,
+        txn: Txn | None,
         *,
         producer_id: int = -1,
         timestamp_type: int | None = None,
@@ -679,7 +679,7 @@ class PartitionWriter:
                 )
             )
 
-    def _settle(self, txn: _Txn, commit: bool) -> None:
+    def _settle(self, txn: Txn, commit: bool) -> None:
         """Move a finished transaction's records from "open" to committed or aborted."""
         self.summary.open -= txn.records
         if commit:

@@ -43,7 +43,7 @@ class Appended(NamedTuple):
 
 
 @dataclass(slots=True)
-class _Txn:
+class Txn:
     producer_id: int
     first_offset: int
     outcome: str = "open"  # "commit", "abort" or still "open"
@@ -70,7 +70,7 @@ class WrittenRecord:
     headers: tuple[tuple[str, bytes | None], ...]
     magic: int
     producer_id: int = -1
-    txn: _Txn | None = None
+    txn: Txn | None = None
     #: The partition's, shared by every record its writer wrote.
     stable: StableOffset | None = None
 

@@ -823,7 +823,7 @@ def test_short_copies_stay_within_both_limits():
 
     @njit
     def copy(dst, dst_end, src, src_end, n):
-        fastscan._copy(dst, dst_end, src, src_end, n)
+        fastscan.copy_bytes(dst, dst_end, src, src_end, n)
 
     page = mmap.PAGESIZE
     region = mmap.mmap(-1, 2 * page)
