@@ -78,7 +78,11 @@ def crc_holds(view: memoryview, pos: int, size: int) -> bool:
 def _follows_cleanly(view: memoryview, pos: int, limit: int) -> bool:
     """Whether ``pos`` is the end of the file, a truncated tail, or a whole batch whose CRC
     holds: then the batch before it ended where its length said."""
-    verdict = judge(view, pos, limit)
+    return _clean(view, pos, judge(view, pos, limit))
+
+
+def _clean(view: memoryview, pos: int, verdict) -> bool:
+    """:func:`_follows_cleanly` of a verdict already made at ``pos``."""
     if isinstance(verdict, Frame):
         return crc_holds(view, pos, verdict.size)
     return not isinstance(verdict, Damage)
@@ -100,9 +104,10 @@ def after_bad_crc(view: memoryview, pos: int, size: int, limit: int) -> tuple[in
     ended where its length said (a bit flipped in its records); else the length is in doubt
     (bytes cut out of the file) and the walk resumes at the first whole batch inside it."""
     end = pos + size
-    clean = _follows_cleanly(view, end, limit)
+    following = judge(view, end, limit)  # once: at damage it searches onward
+    clean = _clean(view, end, following)
     # A tail after it proves nothing of its length: it may be the rest of the batch itself.
-    proved = clean and not isinstance(judge(view, end, limit), TruncatedTail)
+    proved = clean and not isinstance(following, TruncatedTail)
     own = proven_end(view, pos, limit, before=end if proved else None)
     if own is not None and own != end:
         return own, own
