@@ -17,18 +17,9 @@ from ..runtime.errors import KafkaFormatError
 from ..runtime.files.storage import ByteSource, LocalFile
 from ..runtime.format import layout
 from ..runtime.format.batches import ReadOptions, read_batch, read_header
-from ..runtime.format.framing import (
-    HEADER_SIZE_UP_TO_MAGIC,
-    MAGIC_OFFSET,
-    MIN_FRAME_LENGTH,
-    Frame,
-    iter_frames,
-)
-from ..runtime.format.sizes import LOG_OVERHEAD
+from ..runtime.format.framing import Frame, iter_frames
 from ..runtime.model import Batch
 
-#: Bytes that hold every header field of any magic (the v2 header is the longest).
-HEADER_BYTES = layout.V2_HEADER_SIZE
 #: Bytes fetched per read when walking headers on a ranged source.
 HEADER_WINDOW = 256 * 1024
 _FRAME = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
@@ -83,11 +74,11 @@ def _frames(source: Counted, start: int, end: int, window: int = HEADER_WINDOW) 
         except KafkaFormatError:
             return
         if last == position:  # not one whole frame in the window: a larger batch, or the end
-            if len(data) < LOG_OVERHEAD or len(data) >= end - position:
+            if len(data) < layout.LOG_OVERHEAD or len(data) >= end - position:
                 return
             length = _FRAME.unpack_from(data)[1]
-            window = max(window, LOG_OVERHEAD + length)
-            if position + LOG_OVERHEAD + length > end:
+            window = max(window, layout.LOG_OVERHEAD + length)
+            if position + layout.LOG_OVERHEAD + length > end:
                 return
             continue
         position = last
@@ -102,19 +93,20 @@ def header_at(source: Counted, position: int, end: int | None = None) -> Batch |
     two rules (a length of at least the smallest message, a frame that fits) are applied to
     the length they give."""
     limit = source.size() if end is None else min(end, source.size())
-    if position < 0 or limit - position <= HEADER_SIZE_UP_TO_MAGIC:
+    if position < 0 or limit - position <= layout.FRAME_HEADER_SIZE:
         return None
     if source.mapped:
         frames = _frames(source, position, limit)
     else:
-        head = source.read(position, min(HEADER_BYTES, limit - position))
+        # the v2 header is the longest of any magic: it holds every header field
+        head = source.read(position, min(layout.V2_HEADER_SIZE, limit - position))
         base_offset, length = _FRAME.unpack_from(head)
-        if length < MIN_FRAME_LENGTH or position + LOG_OVERHEAD + length > limit:
+        if length < layout.MIN_FRAME_LENGTH or position + layout.LOG_OVERHEAD + length > limit:
             return None
-        head = head[: LOG_OVERHEAD + length]  # a batch smaller than the window read
-        frames = iter([Frame(position, base_offset, head[MAGIC_OFFSET], head)])
+        head = head[: layout.LOG_OVERHEAD + length]  # a batch smaller than the window read
+        frames = iter([Frame(position, base_offset, head[layout.FRAME_MAGIC], head)])
     for frame in frames:
-        source.looked_at(min(frame.size, HEADER_BYTES))
+        source.looked_at(min(frame.size, layout.V2_HEADER_SIZE))
         try:
             batch = read_header(frame, file=source.name)
         except KafkaFormatError:

@@ -63,6 +63,7 @@ from pyspark.sql.types import (
 )
 
 from ..runtime.errors import DecompressionError, FramingError, KafkaFormatError
+from ..runtime.format import layout
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES, Codec, decompress
 from ..runtime.format.jsonform import codec_name
 from ..runtime.model import Batch, Report
@@ -209,7 +210,7 @@ def _batch_entry(b: Batch) -> dict:
         "size": b.size,
         "baseOffset": b.base_offset,
         "lastOffset": b.last_offset,
-        "batchLength": b.size - 12,
+        "batchLength": b.size - layout.LOG_OVERHEAD,
         "partitionLeaderEpoch": b.partition_leader_epoch,
         "magic": b.magic,
         "crc": b.crc,

@@ -23,7 +23,8 @@ transactions), so that a trigger reads only what was appended since the last one
 
 Damage in the walk (a frame that is no batch and is not a tail) fails the query under
 ``FAILFAST`` (one line: file, position, cause); otherwise the walk goes on at the next whole
-batch (``framing.resync``), and the tasks report the damaged batch as the mode says.
+batch by the salvaging walk's rule (``read/salvage.py``: after a batch whose length alone lied,
+never inside one), and the tasks report the damaged batch as the mode says.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from dataclasses import dataclass, field, replace
 from ..runtime.errors import KafkaFormatError
 from ..runtime.files.index_lookup import start_for_offset
 from ..runtime.format.batches import read_header
-from ..runtime.format.framing import Damage, Frame, judge, resync
+from ..runtime.format.framing import Damage, Frame, judge
 from ..runtime.log.partition import Partition, Segment
+from ..runtime.read.salvage import salvage_walk
 from ._discovery import PartitionFiles
 from ._options import (
     EARLIEST,
@@ -341,21 +343,22 @@ class TailTracker:
         FAILFAST."""
         n = size - position if source.mapped else min(size - position, JUDGE_BYTES)
         data = source.read(position, n)
+        # The salvaging walk's first step says what lies here and where a walk goes on: the
+        # readers' one rule (read/salvage.py), so the end found is where the tasks resume.
+        step = next(salvage_walk(data, source.name), None)
+        if step is None or step.tail is not None:
+            return None  # a truncated tail: a batch still being written
         verdict = judge(data, 0, len(data), source.name)
         if isinstance(verdict, Damage):
-            error = verdict.error(source.name, shift=position)
-            resume = error.resume
-        elif isinstance(verdict, Frame):  # whole, but its header does not read
+            error = verdict.error(source.name, shift=position)  # positions the file's own
+        else:  # whole, but its header does not read
             try:
                 read_header(verdict, file=source.name)
                 return None
             except KafkaFormatError as exc:
-                error = exc.located(file=source.name, position=position)
+                error = exc.located(file=source.name)
                 error.position = position
-            found = resync(data, 1, len(data))
-            resume = None if found is None else position + found
-        else:
-            return None  # a truncated tail: a batch still being written
+        resume = None if step.end is None else position + step.end
         if self.options.mode == "FAILFAST":
             raise error
         if (source.name, position) not in self._warned:

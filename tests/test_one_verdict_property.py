@@ -15,7 +15,9 @@ out, truncations at any byte, empty and tiny files. For each, every path must ag
   (the embedded batch's offsets never appear), none twice, and every batch the damage did not
   touch is kept.
 
-Spark's modes are held to the same verdicts on fixed cases in ``tests/spark``.
+Spark's modes are held to the same verdicts on fixed cases in ``tests/spark``; partitions of
+several segments (a damaged middle segment, record-level damage, lying indexes, FIFOs, Spark's
+tasks, Kafka's recovery) in ``tests/test_one_verdict_partition.py``.
 """
 
 from __future__ import annotations

@@ -375,7 +375,11 @@ def inspect_frame(
     parse error, bytes no field describes, decompression failure) is listed in ``problems``.
     """
     magic = frame[layout.FRAME_MAGIC]
-    base_offset = int.from_bytes(frame[0:8], "big", signed=True)
+    base_offset = int.from_bytes(
+        frame[layout.FRAME_BASE_OFFSET : layout.FRAME_BASE_OFFSET + layout.FRAME_BASE_OFFSET_SIZE],
+        "big",
+        signed=True,
+    )
     where = {"file": file, "position": position, "base_offset": base_offset}
     view = BatchView(file, position, magic, base_offset, len(frame), "?", None, [])
     try:

@@ -59,9 +59,8 @@ from ..errors import CorruptBatchError, FramingError, KafkaFormatError
 from ..format import layout, messages
 from ..format.batches import ReadOptions, read_batch
 from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
-from ..format.crc import LEGACY_CRC_START
 from ..format.framing import Frame, end_of_walk, iter_frames
-from ..format.sizes import LEGACY_MESSAGE_HEADER, V2_BATCH_HEADER
+from ..format.sizes import LEGACY_MESSAGE_HEADER
 from ..kernels import fastscan as fs
 from ..model import Record, Report, TruncatedTail
 from ..read.columnar import iter_arrow_batches, wrapper_value
@@ -95,7 +94,6 @@ __all__ = [
     "DEFAULT_SAMPLE",
     "LEGACY_MESSAGE_HEADER",
     "MAGIC_JSON_FIELDS",
-    "V2_BATCH_HEADER",
     "WHAT_IF_CODECS",
     "CodecStats",
     "Damage",
@@ -326,7 +324,7 @@ def _sample(sampler: Sampler, index: int, scan: _Scan) -> None:
     kind, size = scan.kind, scan.frame_size
     plain = np.where(
         kind == _V2,
-        V2_BATCH_HEADER + scan.uncompressed,
+        layout.V2_HEADER_SIZE + scan.uncompressed,
         np.where(kind == _LEGACY, size, size - scan.compressed + scan.uncompressed),
     )
     sampler.add_file(
@@ -408,7 +406,7 @@ def _measure(
     v2 = magic == 2
     control = v2 & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
     kind = np.where(v2, np.where(control, _CONTROL, _V2), np.where(codec != 0, _WRAPPER, _LEGACY))
-    stored = np.where(v2, size - V2_BATCH_HEADER, size)
+    stored = np.where(v2, size - layout.V2_HEADER_SIZE, size)
     out = {
         "position": position,
         "frame_size": size,
@@ -432,7 +430,7 @@ def _measure(
     stored_crc = t[:, fs.F_CRC].tolist()
     for i in np.flatnonzero(~v2 & ~bad).tolist() if opts.verify_crc else ():
         p, s = int(position[i]), int(size[i])
-        if zlib.crc32(view[p + LEGACY_CRC_START : p + s]) != stored_crc[i]:
+        if zlib.crc32(view[p + layout.LEGACY_CRC_START : p + s]) != stored_crc[i]:
             bad[i] = True
     data = ~control
     # Compressed v2 batches' sizes from their C libraries, one kernel call for them all
@@ -441,7 +439,9 @@ def _measure(
     fast = v2 & data & (codec != 0) & (count > 0) & ~bad
     fast = np.flatnonzero(fast & inflatable(codec, magic, np.zeros(len(t), bool)))
     if len(fast):
-        spans = np.stack([position[fast] + V2_BATCH_HEADER, position[fast] + size[fast]], axis=1)
+        spans = np.stack(
+            [position[fast] + layout.V2_HEADER_SIZE, position[fast] + size[fast]], axis=1
+        )
         arenas: list = []
         got = inflate_payloads(buf.ctypes.data, spans, codec[fast], opts.max_bytes, arenas)
         ok = got[:, 1] >= 0
@@ -479,7 +479,7 @@ def _measure_odd(out: dict[str, np.ndarray], i: int, frame: Frame, opts: _Option
             resolve_codec(codec, magic=2)
             out["uncompressed"][i] = 0 if codec else out["compressed"][i]
             return
-        payload = frame.data[V2_BATCH_HEADER:]
+        payload = frame.data[layout.V2_HEADER_SIZE :]
         payload = decompress_buffer(codec, payload, magic=2, max_bytes=opts.max_bytes)
         out["uncompressed"][i] = len(payload)
         return
@@ -757,7 +757,7 @@ def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
     stats.damage = [scan.problems[p] for p in sorted(scan.problems)]
 
     v2, legacy, wrapper = data & (kind == _V2), data & (kind == _LEGACY), data & (kind == _WRAPPER)
-    batch_header = np.where(v2, V2_BATCH_HEADER, 0) + np.where(wrapper, size - stored, 0)
+    batch_header = np.where(v2, layout.V2_HEADER_SIZE, 0) + np.where(wrapper, size - stored, 0)
     message_header = np.where(legacy, size - payload, 0) + np.where(wrapper, plain - payload, 0)
     framing = np.where(v2, plain - payload, 0)
     for m in np.unique(magic[data]).tolist():

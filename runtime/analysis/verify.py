@@ -50,15 +50,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import KafkaFormatError
+from ..files import kinds
 from ..files.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
-    OFFSET_CHECKPOINTS,
-    PARTITION_METADATA,
-    UNKNOWN_FILES,
-    UNKNOWN_SUFFIXES,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
     read_partition_metadata,
@@ -128,16 +125,122 @@ def check_leader_epochs(path: Path, report: FileReport) -> None:
             )
 
 
-def _check_text_file(path: Path, report: FileReport) -> None:
-    """An offset checkpoint or ``partition.metadata``, parsed as the broker parses it."""
+def check_partition_metadata(path: Path, report: FileReport) -> None:
+    """``partition.metadata``, parsed as the broker parses it. The broker reads it when it
+    loads the log (``UnifiedLog.initializeTopicId``) and takes the log dir offline when it
+    cannot: as much an error as a broken segment."""
     try:
-        if path.name == PARTITION_METADATA:
-            read_partition_metadata(path)
-            report.counts["entries"] = 1
-        else:
-            report.counts["entries"] = len(read_offset_checkpoint(path))
+        read_partition_metadata(path)
     except KafkaFormatError as exc:
         report.from_exception("checkpoint", exc)
+        return
+    report.counts["entries"] = 1
+
+
+def check_offset_checkpoint(path: Path, report: FileReport) -> None:
+    """An offset checkpoint of the log dir, parsed as the broker parses it."""
+    try:
+        report.counts["entries"] = len(read_offset_checkpoint(path))
+    except KafkaFormatError as exc:
+        report.from_exception("checkpoint", exc)
+
+
+# --- each kind of file given on its own: the verifiers of files.kinds -----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Alone:
+    """What a verifier may need besides its file and its own report: the whole report (the
+    key placement check adds to it), the progress line, the placement check."""
+
+    report: VerifyReport
+    progress: Progress | None = None
+    placements: Placements | None = None
+
+
+def _verify_log(path: Path, file_report: FileReport, alone: Alone) -> None:
+    placements = alone.placements
+    placement = placements.for_directory(path.parent, alone.report) if placements else None
+    scan_log(
+        path,
+        file_report,
+        base_offset=_base_offset_of(path),
+        progress=alone.progress,
+        placement=placement,
+    )
+    if placement is not None:
+        placement.finish()
+
+
+def _log_beside(
+    path: Path, file_report: FileReport, progress: Progress | None
+) -> tuple[int, ScannedLog | None] | None:
+    """A segment file's base offset (from its name) and the ``.log`` beside it, scanned
+    (None when there is none); None when the name holds no base offset (reported)."""
+    base = _base_offset_of(path)
+    if base is None:
+        file_report.error("name", "no base offset in the file name: cannot check its entries")
+        return None
+    log_path = path.with_name(segment_file_name(base, FileKind.LOG))
+    if not log_path.is_file():
+        sibling = path.with_name(path.name[: -len(path.suffix)] + FileKind.LOG.suffix)
+        log_path = sibling if sibling.is_file() else log_path
+    if not log_path.is_file():
+        file_report.warning("no-log", f"no {log_path.name} beside it: entries not checked")
+        return base, None
+    log_report = FileReport(str(log_path), "log")
+    return base, scan_log(log_path, log_report, base_offset=base, progress=progress)
+
+
+def _verify_offset_index(path: Path, file_report: FileReport, alone: Alone) -> None:
+    found = _log_beside(path, file_report, alone.progress)
+    if found is not None:
+        check_offset_index(path, *found, file_report, is_last=True)
+
+
+def _verify_time_index(path: Path, file_report: FileReport, alone: Alone) -> None:
+    found = _log_beside(path, file_report, alone.progress)
+    if found is not None:
+        check_time_index(path, *found, file_report, is_last=True)
+
+
+def _verify_txn_index(path: Path, file_report: FileReport, alone: Alone) -> None:
+    found = _log_beside(path, file_report, alone.progress)
+    if found is not None:
+        check_txn_index(path, *found, file_report, None)
+
+
+def _verify_snapshot(path: Path, file_report: FileReport, alone: Alone) -> None:
+    check_snapshot(path, file_report)
+
+
+def _verify_leader_epochs(path: Path, file_report: FileReport, alone: Alone) -> None:
+    check_leader_epochs(path, file_report)
+
+
+def _verify_partition_metadata(path: Path, file_report: FileReport, alone: Alone) -> None:
+    check_partition_metadata(path, file_report)
+
+
+def _verify_offset_checkpoint(path: Path, file_report: FileReport, alone: Alone) -> None:
+    check_offset_checkpoint(path, file_report)
+
+
+def _verify_unknown(path: Path, file_report: FileReport, alone: Alone) -> None:
+    # kafka-dump-log's answer: no batches here, nothing of ours to check.
+    file_report.add("note", "unknown", "Ignoring unknown file")
+
+
+# Every kind of file has its verifier here (tests/files/test_kinds.py holds the registry to it).
+kinds.register(kinds.LOG, verifier=_verify_log)
+kinds.register(kinds.INDEX, verifier=_verify_offset_index)
+kinds.register(kinds.TIME_INDEX, verifier=_verify_time_index)
+kinds.register(kinds.TXN_INDEX, verifier=_verify_txn_index)
+kinds.register(kinds.PRODUCER_SNAPSHOT, verifier=_verify_snapshot)
+kinds.register(kinds.LEADER_EPOCH_CHECKPOINT, verifier=_verify_leader_epochs)
+kinds.register(kinds.PARTITION_METADATA, verifier=_verify_partition_metadata)
+kinds.register(kinds.OFFSET_CHECKPOINT, verifier=_verify_offset_checkpoint)
+kinds.register(kinds.UNKNOWN, verifier=_verify_unknown)
 
 
 # --- partitions and paths -------------------------------------------------------------------
@@ -165,21 +268,18 @@ def verify_partition(
     if placement is not None:
         placement.finish()
     for orphan in partition.orphans:
-        report.new(orphan, _kind_of(orphan)).warning(
+        report.new(orphan, _label(orphan)).warning(
             "orphan", "no .log segment with this base offset (the broker deletes such files)"
         )
     for snapshot in partition.snapshots:
-        check_snapshot(snapshot.path, report.new(snapshot.path, "snapshot"))
-    if partition.leader_epoch_checkpoint is not None:
-        check_leader_epochs(
-            partition.leader_epoch_checkpoint,
-            report.new(partition.leader_epoch_checkpoint, LEADER_EPOCH_CHECKPOINT),
-        )
-    if partition.partition_metadata is not None:
-        # The broker reads it when it loads the log (UnifiedLog.initializeTopicId) and takes
-        # the log dir offline when it cannot: as much an error as a broken segment.
-        metadata = Path(partition.partition_metadata)
-        _check_text_file(metadata, report.new(metadata, PARTITION_METADATA))
+        label = kinds.PRODUCER_SNAPSHOT.label_of(snapshot.path.name)
+        check_snapshot(snapshot.path, report.new(snapshot.path, label))
+    alone = Alone(report, progress, placements)
+    for kind in kinds.PARTITION_FILES:  # in the registry's order, not the listing's
+        side = partition.side_files.get(kind)
+        if side is not None:
+            path = Path(side)
+            kinds.role(kind, "verifier")(path, report.new(path, kind.label_of(path.name)), alone)
 
 
 def verify_segment(
@@ -235,16 +335,15 @@ def verify_segment(
     check_txn_index(segment.txnindex, segment.base_offset, log, txn_report, log_report)
 
 
-def _kind_of(path: Path) -> str:
-    if path.name == LEADER_EPOCH_CHECKPOINT:
-        return LEADER_EPOCH_CHECKPOINT
-    parsed = parse_segment_file_name(path.name)
-    if parsed is not None:
-        return "snapshot" if parsed.kind is FileKind.PRODUCER_SNAPSHOT else parsed.kind.value
-    suffix = path.suffix.lstrip(".")
-    if suffix in {k.value for k in FileKind}:
-        return "snapshot" if suffix == "snapshot" else suffix
-    return "log"
+def _kind(path: Path) -> kinds.Kind:
+    """The file's kind; a file of no known kind is read as batches, as a ``.log``."""
+    kind = kinds.classify(path.name)
+    return kinds.LOG if kind is None else kind
+
+
+def _label(path: Path) -> str:
+    """What the report calls the file (its ``kind``)."""
+    return _kind(path).label_of(path.name)
 
 
 def _base_offset_of(path: Path) -> int | None:
@@ -265,50 +364,11 @@ def verify_file(
     progress: Progress | None = None,
     placements: Placements | None = None,
 ) -> None:
-    """One file given on its own, checked against the .log beside it where that exists."""
-    kind = _kind_of(path)
-    if kind == LEADER_EPOCH_CHECKPOINT:
-        check_leader_epochs(path, report.new(path, kind))
-        return
-    if path.name in OFFSET_CHECKPOINTS or path.name == PARTITION_METADATA:
-        _check_text_file(path, report.new(path, path.name))
-        return
-    if path.name in UNKNOWN_FILES or path.suffix in UNKNOWN_SUFFIXES:
-        # kafka-dump-log's answer: no batches here, nothing of ours to check.
-        report.new(path, "unknown").add("note", "unknown", "Ignoring unknown file")
-        return
-    if kind == "snapshot":
-        check_snapshot(path, report.new(path, kind))
-        return
-    base = _base_offset_of(path)
-    if kind == "log":
-        log_report = report.new(path, "log")
-        placement = placements.for_directory(path.parent, report) if placements else None
-        scan_log(path, log_report, base_offset=base, progress=progress, placement=placement)
-        if placement is not None:
-            placement.finish()
-        return
-    file_report = report.new(path, kind)
-    if base is None:
-        file_report.error("name", "no base offset in the file name: cannot check its entries")
-        return
-    log_path = path.with_name(segment_file_name(base, FileKind.LOG))
-    if not log_path.is_file():
-        sibling = path.with_name(path.name[: -len(path.suffix)] + ".log")
-        log_path = sibling if sibling.is_file() else log_path
-    log = None
-    if log_path.is_file():
-        log = scan_log(
-            log_path, FileReport(str(log_path), "log"), base_offset=base, progress=progress
-        )
-    else:
-        file_report.warning("no-log", f"no {log_path.name} beside it: entries not checked")
-    if kind == "index":
-        check_offset_index(path, base, log, file_report, is_last=True)
-    elif kind == "timeindex":
-        check_time_index(path, base, log, file_report, is_last=True)
-    else:
-        check_txn_index(path, base, log, file_report, None)
+    """One file given on its own, by its kind's verifier (``files.kinds``): a segment's
+    other files are checked against the .log beside them where that exists."""
+    kind = _kind(path)
+    verifier = kinds.role(kind, "verifier")
+    verifier(path, report.new(path, kind.label_of(path.name)), Alone(report, progress, placements))
 
 
 def verify_paths(
@@ -365,8 +425,8 @@ def log_bytes(paths: Sequence[str | Path]) -> tuple[int, int]:
     for raw in paths:
         path = Path(raw)
         try:
-            if not (path.is_dir() or _kind_of(path) == "log"):
-                continue  # an index or snapshot given alone: not counted (small)
+            if not (path.is_dir() or _kind(path) is kinds.LOG):
+                continue  # an index, snapshot or checkpoint given alone: not counted (small)
             inputs = resolve(path)
             for log in inputs:
                 if log.path is not None:

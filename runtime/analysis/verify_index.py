@@ -10,7 +10,8 @@ from ..files.index_lookup import AFTER_OFFSET, CRC, EXACT, NO_BATCH, EntryCheck,
 from ..files.indexes import OffsetIndex, OffsetPosition, TimeIndex
 from ..files.names import FileKind, segment_file_name
 from ..files.storage import LocalFile
-from ..files.txnindex import ABORTED_TXN_SIZE, TransactionIndex
+from ..files.txnindex import TransactionIndex
+from ..format import layout
 from ..model import ControlType
 from .report import FileReport
 from .verify_log import ScannedLog
@@ -219,7 +220,7 @@ def check_txn_index(
     by_start = {b.base_offset: b for b in log.batches}
     listed = {(t.producer_id, t.last_offset) for t in entries}
     for n, txn in enumerate(entries):
-        at = n * ABORTED_TXN_SIZE
+        at = n * layout.TXN_INDEX_ENTRY_SIZE
         label = (
             f"entry {n} (producer {txn.producer_id}, offsets {txn.first_offset}..{txn.last_offset})"
         )

@@ -43,7 +43,6 @@ from .report import MAX_LISTED_GAPS, FileReport
 
 _TABLE_ROWS = 65536
 _NO_BUDGET = 1 << 62
-_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
 
 
 @dataclass(slots=True)
@@ -162,7 +161,7 @@ def _infos(walk: _Walk) -> list[BatchInfo]:
     t = walk.table[walk.readable]
     magic = t[:, fs.F_MAGIC]
     v2 = magic == 2
-    control = v2 & ((t[:, fs.F_ATTR] & _CONTROL_BIT) != 0)
+    control = v2 & ((t[:, fs.F_ATTR] & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
     last = t[:, fs.F_BASE] + np.where(v2, t[:, fs.F_LAST_DELTA], 0)
     stamp = np.where(v2, t[:, fs.F_MAX_TS], t[:, fs.F_BASE_TS])
     return [
@@ -274,7 +273,9 @@ def _controls(view: memoryview, table: np.ndarray, name: str) -> dict:
     transaction marker in Kafka's own form by the kernel (``plan.marker_types``), any other
     through the reference decoder."""
     found = {}
-    control = (table[:, fs.F_MAGIC] == 2) & ((table[:, fs.F_ATTR] & _CONTROL_BIT) != 0)
+    control = (table[:, fs.F_MAGIC] == 2) & (
+        (table[:, fs.F_ATTR] & layout.V2_ATTR_IS_CONTROL_MASK) != 0
+    )
     if not control.any():
         return found
     buf = np.frombuffer(view, np.uint8)

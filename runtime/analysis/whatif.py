@@ -29,10 +29,10 @@ import numpy as np
 
 from ...schemas.record import RecordSpec
 from ..errors import KafkaFormatError
+from ..format import layout
 from ..format.batches import ReadOptions, read_batch
 from ..format.codecs import Codec, compress
 from ..format.framing import iter_frames
-from ..format.sizes import V2_BATCH_HEADER
 from ..model import Record
 from ..read.sources import LogInput
 from ..write.accumulator import DEFAULT_BATCH_SIZE
@@ -272,7 +272,7 @@ def _v2_batches(records: list[Record], split: int | None) -> Iterator[_Payload]:
         base_offset = first.offset
         base_ts = -1 if first.timestamp is None else first.timestamp
         parts: list[bytes] = []
-        used = V2_BATCH_HEADER
+        used = layout.V2_HEADER_SIZE
         max_ts = base_ts
         last_delta = 0
         while i < len(records):

@@ -30,13 +30,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import CrcMismatchError, KafkaFormatError
-from ..files.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
-    OFFSET_CHECKPOINTS,
-    PARTITION_METADATA,
-    UNKNOWN_FILES,
-    UNKNOWN_SUFFIXES,
-)
+from ..files import kinds
 from ..files.names import FileKind, parse_kraft_snapshot_name, parse_segment_file_name
 from ..model import Batch, Report
 from ..progress import Progress, wanted
@@ -340,29 +334,24 @@ def _report_tail_and_errors(
 Dumper = Callable[..., DumpResult]
 
 
+# Every kind of file has its dumper here (tests/files/test_kinds.py holds the registry to it).
+kinds.register(kinds.LOG, dumper=dump_log)
+kinds.register(kinds.INDEX, dumper=dump_index)
+kinds.register(kinds.TIME_INDEX, dumper=dump_time_index)
+kinds.register(kinds.TXN_INDEX, dumper=dump_txn_index)
+kinds.register(kinds.PRODUCER_SNAPSHOT, dumper=dump_snapshot)
+kinds.register(kinds.LEADER_EPOCH_CHECKPOINT, dumper=dump_leader_epochs)
+kinds.register(kinds.PARTITION_METADATA, dumper=dump_partition_metadata)
+kinds.register(kinds.OFFSET_CHECKPOINT, dumper=dump_offset_checkpoint)
+kinds.register(kinds.UNKNOWN, dumper=dump_unknown)
+
+
 def dumper_for(path: str) -> Dumper:
-    """Pick the dumper by suffix, as kafka-dump-log does; anything else is read as batches
-    (``.log``, KRaft ``.checkpoint`` snapshots, and any file of batches)."""
-    name = Path(path).name
-    if name == LEADER_EPOCH_CHECKPOINT:
-        return dump_leader_epochs
-    if name in OFFSET_CHECKPOINTS:
-        return dump_offset_checkpoint
-    if name == PARTITION_METADATA:
-        return dump_partition_metadata
-    if name in UNKNOWN_FILES or Path(name).suffix in UNKNOWN_SUFFIXES:
-        return dump_unknown
-    parsed = parse_segment_file_name(name)
-    kind = parsed.kind if parsed is not None else None
-    if kind is None:
-        suffix = Path(name).suffix
-        kind = {k.suffix: k for k in FileKind}.get(suffix)
-    return {
-        FileKind.INDEX: dump_index,
-        FileKind.TIME_INDEX: dump_time_index,
-        FileKind.TXN_INDEX: dump_txn_index,
-        FileKind.PRODUCER_SNAPSHOT: dump_snapshot,
-    }.get(kind, dump_log)
+    """Pick the dumper by the file's kind (``files.kinds.classify``: its name, else its
+    suffix), as kafka-dump-log does; anything else is read as batches (KRaft ``.checkpoint``
+    snapshots, and any file of batches)."""
+    kind = kinds.classify(Path(path).name)
+    return kinds.role(kind if kind is not None else kinds.LOG, "dumper")
 
 
 def _work(paths: list[str], options: DumpOptions) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from ..analysis.inspect import BatchView, inspect_frame, render_html, render_ter
 from ..errors import CorruptBatchError, KafkaFormatError
 from ..format import layout
 from ..format.codecs import DEFAULT_MAX_BYTES
-from ..format.framing import LOG_OVERHEAD, Damage, Frame, iter_frames, judge
+from ..format.framing import Damage, Frame, iter_frames, judge
 from ..model import TruncatedTail
 from ..read.sources import is_stream_path, resolve, spooled
 from .args import UsageError
@@ -113,9 +113,9 @@ def _frame_at(buf: memoryview, *, file: str, position: int) -> Frame:
         raise verdict.error(file)
     left = size - position
     claimed = ""
-    if left >= LOG_OVERHEAD:
+    if left >= layout.LOG_OVERHEAD:
         (length,) = _LENGTH.unpack_from(buf, position + layout.FRAME_LENGTH)
-        claimed = f", the batch there claims {LOG_OVERHEAD + length}"
+        claimed = f", the batch there claims {layout.LOG_OVERHEAD + length}"
     raise CorruptBatchError(
         f"no complete batch at this position: {left} bytes left{claimed}",
         file=file,

@@ -7,13 +7,13 @@ import argparse
 import dataclasses
 import json
 import os
-import struct
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from ..analysis.verify import log_bytes, verify_paths
 from ..files.names import FileKind, segment_file_name
+from ..format import layout
 from ..log.recover import recover
 from ..log.recover_model import PartitionRecovery, RecoveryReport
 from ..progress import Progress, human_bytes, wanted
@@ -21,8 +21,8 @@ from ..read.sources import is_stream_path, spooled
 from .args import UsageError
 
 _LOG = FileKind.LOG
-#: A batch's first field, its base offset (int64, big-endian).
-_BASE_OFFSET = struct.Struct(">q")
+#: A batch's first field, its base offset.
+_BASE_OFFSET = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset")
 #: The largest base offset a segment's 20-digit name holds.
 _MAX_BASE_OFFSET = 10**20 - 1
 
@@ -166,10 +166,10 @@ def _check_dest(src: str, dest: str) -> None:
 def _base_offset(segment: Path) -> int:
     """The base offset of the file's first batch; 0 when it has none that could be one."""
     with open(segment, "rb") as fh:
-        head = fh.read(_BASE_OFFSET.size)
-    if len(head) < _BASE_OFFSET.size:
+        head = fh.read(layout.FRAME_BASE_OFFSET + _BASE_OFFSET.size)
+    if len(head) < layout.FRAME_BASE_OFFSET + _BASE_OFFSET.size:
         return 0
-    (base,) = _BASE_OFFSET.unpack(head)
+    (base,) = _BASE_OFFSET.unpack_from(head, layout.FRAME_BASE_OFFSET)
     return base if 0 <= base <= _MAX_BASE_OFFSET else 0
 
 
@@ -234,7 +234,7 @@ def partition_lines(part: PartitionRecovery, salvage: bool) -> list[str]:
     lines = [
         f"{name}: kept {part.batches:,} batches, {part.records:,} data records ({offsets}), "
         f"{len(part.segments_kept)} segment{'s' if len(part.segments_kept) != 1 else ''}"
-        + ("" if part.damaged else ", nothing dropped")
+        + ("" if part.dropped or part.segments_dropped else ", nothing dropped")
     ]
     for dropped in part.dropped:
         lines.append(

@@ -59,14 +59,13 @@ read, so judging an entry on a remote filesystem costs a batch, not a segment.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import KafkaFormatError
+from ..format import layout
 from ..format.batches import check_crc, read_header
-from ..format.framing import HEADER_SIZE_UP_TO_MAGIC, MIN_FRAME_LENGTH, Frame, judge
-from ..format.sizes import LOG_OVERHEAD
+from ..format.framing import Frame, judge
 from ..model import Batch
 from .indexes import OffsetIndex, OffsetPosition, TimeIndex
 
@@ -99,7 +98,7 @@ EXACT = "exact"  # the batch's last offset: Kafka's own entry, one a batch
 APPEND = "append"  # past the batch: an append of several batches, indexed at its first
 INSIDE = "inside"  # inside the batch: the cleaner's largest retained offset
 
-_FRAME_HEAD = struct.Struct(">qi")  # base offset, length
+_FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
 class ReadsBytes(Protocol):
@@ -166,20 +165,22 @@ def check_entry(
     if position >= size:
         return EntryCheck(entry, None, PAST_END, f"points past the end of the log ({size} bytes)")
     left = size - position
-    if left <= HEADER_SIZE_UP_TO_MAGIC:
+    if left <= layout.FRAME_HEADER_SIZE:  # Kafka's header size up to the magic, no more
         return EntryCheck(
             entry, None, NO_BATCH, f"points where no whole batch starts (only {left} bytes left)"
         )
-    _, length = _FRAME_HEAD.unpack_from(_read(log, position, LOG_OVERHEAD))
-    if length < MIN_FRAME_LENGTH or length > left - LOG_OVERHEAD:
+    _, length = _FRAME_HEAD.unpack_from(
+        _read(log, position, layout.LOG_OVERHEAD), layout.FRAME_BASE_OFFSET
+    )
+    if length < layout.MIN_FRAME_LENGTH or length > left - layout.LOG_OVERHEAD:
         # Checked before reading: a lying length must not make us read (or allocate) it.
         why = (
             f"length {length} is below the smallest batch"
-            if length < MIN_FRAME_LENGTH
+            if length < layout.MIN_FRAME_LENGTH
             else f"length {length} runs past the end of the log ({left} bytes left)"
         )
         return EntryCheck(entry, None, NO_BATCH, f"points where no whole batch starts ({why})")
-    data = _read(log, position, LOG_OVERHEAD + length)
+    data = _read(log, position, layout.LOG_OVERHEAD + length)
     verdict = judge(data, 0, len(data), file)
     if not isinstance(verdict, Frame):
         cause = getattr(verdict, "cause", "no whole batch")

@@ -39,11 +39,6 @@ from ..format.crc import crc32c
 from .names import FileKind, parse_segment_file_name
 
 PRODUCER_SNAPSHOT_VERSION = 1
-VERSION_OFFSET = layout.SNAPSHOT_VERSION
-CRC_OFFSET = layout.SNAPSHOT_CRC
-#: ``PRODUCER_ENTRIES_OFFSET``: where the CRC-covered bytes begin.
-PRODUCER_ENTRIES_OFFSET = layout.SNAPSHOT_CRC_START
-ENTRY_SIZE = layout.SNAPSHOT_ENTRY_SIZE
 
 _HEADER = struct.Struct(layout.SNAPSHOT_HEADER_FORMAT)
 _ENTRY = struct.Struct(layout.SNAPSHOT_ENTRY_FORMAT)
@@ -103,27 +98,27 @@ def parse_producer_snapshot(
 
     if len(buf) < _VERSION.size:
         raise fail(0, f"{len(buf)} bytes, too short for the version")
-    (version,) = _VERSION.unpack_from(buf, VERSION_OFFSET)
+    (version,) = _VERSION.unpack_from(buf, layout.SNAPSHOT_VERSION)
     if version != PRODUCER_SNAPSHOT_VERSION:
-        raise fail(VERSION_OFFSET, f"unknown file version {version}")
+        raise fail(layout.SNAPSHOT_VERSION, f"unknown file version {version}")
     if len(buf) < _HEADER.size:
         raise fail(len(buf), f"{len(buf)} bytes, too short for the header ({_HEADER.size})")
     _, stored_crc, count = _HEADER.unpack_from(buf, 0)
     if count < 0:
-        raise fail(PRODUCER_ENTRIES_OFFSET, f"entry count {count}: a null array")
-    end = _HEADER.size + count * ENTRY_SIZE
+        raise fail(layout.SNAPSHOT_NUM_ENTRIES, f"entry count {count}: a null array")
+    end = _HEADER.size + count * layout.SNAPSHOT_ENTRY_SIZE
     if end > len(buf):
-        whole = (len(buf) - _HEADER.size) // ENTRY_SIZE
+        whole = (len(buf) - _HEADER.size) // layout.SNAPSHOT_ENTRY_SIZE
         raise fail(
-            _HEADER.size + whole * ENTRY_SIZE,
+            _HEADER.size + whole * layout.SNAPSHOT_ENTRY_SIZE,
             f"{count} entries need {end} bytes, the file has {len(buf)}: truncated in entry "
             f"{whole}",
         )
     if check_crc:
-        computed = crc32c(buf[PRODUCER_ENTRIES_OFFSET:])
+        computed = crc32c(buf[layout.SNAPSHOT_CRC_START :])
         if computed != stored_crc:
             raise CrcMismatchError(
-                stored_crc, computed, algorithm="crc32c", file=file, position=CRC_OFFSET
+                stored_crc, computed, algorithm="crc32c", file=file, position=layout.SNAPSHOT_CRC
             )
     entries = tuple(
         ProducerSnapshotEntry(*fields) for fields in _ENTRY.iter_unpack(buf[_HEADER.size : end])

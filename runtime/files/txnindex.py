@@ -25,7 +25,6 @@ from ..errors import IndexFileError
 from ..format import layout
 from .names import parse_segment_file_name
 
-ABORTED_TXN_SIZE = layout.TXN_INDEX_ENTRY_SIZE
 CURRENT_VERSION = 0
 
 _ENTRY = struct.Struct(layout.TXN_INDEX_ENTRY_FORMAT)
@@ -67,22 +66,23 @@ class TransactionIndex:
         self.start_offset = start_offset
         self.problem: IndexFileError | None = None
         buf = memoryview(data).cast("B")
-        whole, partial = divmod(len(buf), ABORTED_TXN_SIZE)
+        whole, partial = divmod(len(buf), layout.TXN_INDEX_ENTRY_SIZE)
         if partial:
             # Kafka's reader stops before an incomplete entry without a word (its iterator
             # needs TOTAL_SIZE bytes left); a torn write is worth reporting, so strict raises.
             self._fail(
                 strict,
-                whole * ABORTED_TXN_SIZE,
-                f"partial entry: {partial} of {ABORTED_TXN_SIZE} bytes at the end",
+                whole * layout.TXN_INDEX_ENTRY_SIZE,
+                f"partial entry: {partial} of {layout.TXN_INDEX_ENTRY_SIZE} bytes at the end",
             )
         entries = []
-        for n, fields in enumerate(_ENTRY.iter_unpack(buf[: whole * ABORTED_TXN_SIZE])):
+        for n, fields in enumerate(_ENTRY.iter_unpack(buf[: whole * layout.TXN_INDEX_ENTRY_SIZE])):
             version, producer_id, first, last, lso = fields
-            position = n * ABORTED_TXN_SIZE
+            position = n * layout.TXN_INDEX_ENTRY_SIZE
             # Kafka reads the version as one byte (AbortedTxn.version uses buffer.get) and
             # only refuses it above CURRENT_VERSION; that reading is not optional.
-            kafka_version = int.from_bytes(buf[position : position + 1], "big", signed=True)
+            at = position + layout.TXN_INDEX_ENTRY_VERSION
+            kafka_version = int.from_bytes(buf[at : at + 1], "big", signed=True)
             if kafka_version > CURRENT_VERSION:
                 raise IndexFileError(
                     f"unexpected aborted transaction version {version}, current version is "
@@ -101,7 +101,7 @@ class TransactionIndex:
     def _check_order(self, strict: bool) -> None:
         previous = None
         for n, txn in enumerate(self.entries):
-            position = n * ABORTED_TXN_SIZE
+            position = n * layout.TXN_INDEX_ENTRY_SIZE
             if txn.last_offset < self.start_offset:
                 # TransactionIndex.sanityCheck, which LogSegment.sanityCheck runs at start-up.
                 self._fail(
@@ -208,7 +208,6 @@ class TransactionIndex:
 
 
 __all__ = [
-    "ABORTED_TXN_SIZE",
     "CURRENT_VERSION",
     "AbortedTxn",
     "TransactionIndex",

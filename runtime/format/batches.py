@@ -55,25 +55,11 @@ from .framing import Frame, iter_frames
 from .sizes import LEGACY_RECORD_OVERHEAD, max_record_count
 
 V2_HEADER = struct.Struct(layout.V2_HEADER_FORMAT)
-V2_HEADER_SIZE = layout.V2_HEADER_SIZE  # 61
-#: batch_length of a batch with no records: everything after the length field.
-V2_MIN_BATCH_LENGTH = layout.V2_MIN_BATCH_LENGTH
 
 LEGACY_PREFIX = struct.Struct(layout.LEGACY_HEADER_FORMAT)  # offset, size, crc, magic, attributes
 _LEGACY_TIMESTAMP = struct.Struct(">q")
 INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
-
-# v0/v1 attributes keep the codec and timestamp type bits where v2 has them.
-CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
-TIMESTAMP_TYPE_BIT = layout.V2_ATTR_TIMESTAMP_TYPE_MASK
-TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
-CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
-DELETE_HORIZON_BIT = layout.V2_ATTR_HAS_DELETE_HORIZON_MASK
-assert (layout.LEGACY_ATTR_COMPRESSION_MASK, layout.LEGACY_ATTR_TIMESTAMP_TYPE_MASK) == (
-    CODEC_MASK,
-    TIMESTAMP_TYPE_BIT,
-)
 
 # Everything the generated parsers raise on bytes that do not fit the schema.
 _PARSE_ERRORS = (KaitaiStructError, EOFError, ValueError, UnicodeDecodeError, struct.error)
@@ -151,10 +137,10 @@ def decode_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Rec
 
 def _v2_header(frame: Frame, file: str | None) -> Batch:
     data = frame.data
-    if len(data) < V2_HEADER_SIZE:
+    if len(data) < layout.V2_HEADER_SIZE:
         raise CorruptBatchError(
             f"batch length {len(data) - layout.LOG_OVERHEAD} is less than the v2 header "
-            f"({V2_MIN_BATCH_LENGTH})"
+            f"({layout.V2_MIN_BATCH_LENGTH})"
         )
     (
         base_offset,
@@ -179,8 +165,8 @@ def _v2_header(frame: Frame, file: str | None) -> Batch:
         size=len(data),
         magic=magic,
         attributes=attributes,
-        codec=attributes & CODEC_MASK,
-        timestamp_type=1 if attributes & TIMESTAMP_TYPE_BIT else 0,
+        codec=attributes & layout.V2_ATTR_COMPRESSION_MASK,
+        timestamp_type=1 if attributes & layout.V2_ATTR_TIMESTAMP_TYPE_MASK else 0,
         crc=crc,
         computed_crc=None,
         partition_leader_epoch=leader_epoch,
@@ -191,9 +177,9 @@ def _v2_header(frame: Frame, file: str | None) -> Batch:
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
         records_count=records_count,
-        is_transactional=bool(attributes & TRANSACTIONAL_BIT),
-        is_control=bool(attributes & CONTROL_BIT),
-        has_delete_horizon=bool(attributes & DELETE_HORIZON_BIT),
+        is_transactional=bool(attributes & layout.V2_ATTR_IS_TRANSACTIONAL_MASK),
+        is_control=bool(attributes & layout.V2_ATTR_IS_CONTROL_MASK),
+        has_delete_horizon=bool(attributes & layout.V2_ATTR_HAS_DELETE_HORIZON_MASK),
     )
 
 
@@ -205,7 +191,7 @@ def _v2_records(batch: Batch, frame: Frame, options: ReadOptions) -> list[Record
         # empty payload is no valid gzip/lz4/... stream, yet Kafka reads it as empty).
         resolve_codec(batch.codec, magic=2)
         return []
-    payload = frame.data[V2_HEADER_SIZE:]
+    payload = frame.data[layout.V2_HEADER_SIZE :]
     if batch.codec:
         payload = decompress(
             batch.codec, payload, magic=2, max_bytes=options.max_decompressed_bytes
@@ -342,7 +328,7 @@ def _legacy_header(frame: Frame, file: str | None) -> Batch:
     timestamp = (
         _LEGACY_TIMESTAMP.unpack_from(data, layout.LEGACY_V1_TIMESTAMP)[0] if magic == 1 else None
     )
-    ts_type = -1 if magic == 0 else 1 if attributes & TIMESTAMP_TYPE_BIT else 0
+    ts_type = -1 if magic == 0 else 1 if attributes & layout.LEGACY_ATTR_TIMESTAMP_TYPE_MASK else 0
     return Batch(
         file=file,
         position=frame.position,
@@ -351,7 +337,7 @@ def _legacy_header(frame: Frame, file: str | None) -> Batch:
         size=len(data),
         magic=magic,
         attributes=attributes & 0xFF,
-        codec=attributes & CODEC_MASK,
+        codec=attributes & layout.LEGACY_ATTR_COMPRESSION_MASK,
         timestamp_type=ts_type,
         crc=crc,
         computed_crc=None,
@@ -486,7 +472,7 @@ def records_damage(cause: str, at: int, frame_position: int, compressed: bool) -
     in the decompressed records named in the text. Both decoders raise through here."""
     if compressed:
         return CorruptBatchError(messages.in_decompressed(cause, at))
-    return CorruptBatchError(cause, position=frame_position + V2_HEADER_SIZE + at)
+    return CorruptBatchError(cause, position=frame_position + layout.V2_HEADER_SIZE + at)
 
 
 def wrapper_offset_overflow(wrapper: int, last_inner: int, inner: int) -> CorruptBatchError:

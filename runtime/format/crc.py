@@ -27,13 +27,10 @@ import crc32c as _crc32c
 
 from ..errors import CorruptBatchError, CrcMismatchError
 from . import layout
+from .layout import LEGACY_CRC_START
 
 __all__ = [
-    "BATCH_CRC_OFFSET",
-    "BATCH_CRC_START",
-    "LEGACY_CRC_OFFSET",
     "LEGACY_CRC_START",
-    "MAGIC_OFFSET",
     "FrameCrc",
     "crc32",
     "crc32c",
@@ -45,12 +42,6 @@ __all__ = [
     "xxh32",
 ]
 
-# Every Kafka CRC covers the bytes after itself to the end (the layout derives the scopes).
-MAGIC_OFFSET = layout.FRAME_MAGIC
-LEGACY_CRC_OFFSET = layout.LEGACY_CRC  # v0/v1: crc follows offset(8) + message size(4)
-LEGACY_CRC_START = layout.LEGACY_CRC_START  # ... and covers magic..end
-BATCH_CRC_OFFSET = layout.V2_CRC  # v2: crc follows base offset, length, leader epoch, magic
-BATCH_CRC_START = layout.V2_CRC_START  # ... and covers attributes..end
 _BASE_OFFSET = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset")
 
 _U32 = struct.Struct(">I")
@@ -76,19 +67,19 @@ def legacy_message_crc(frame) -> int:
 
 def record_batch_crc(frame) -> int:
     """Computed CRC-32C of a magic 2 record batch: over the attributes to the end of the frame."""
-    view = _frame_view(frame, BATCH_CRC_START)
-    return crc32c(view[BATCH_CRC_START:])
+    view = _frame_view(frame, layout.V2_CRC_START)
+    return crc32c(view[layout.V2_CRC_START :])
 
 
 def stored_crc(frame) -> int:
     """The CRC the writer stored in the frame, at the place its magic byte says."""
-    view = _frame_view(frame, MAGIC_OFFSET + 1)
-    magic = view[MAGIC_OFFSET]
+    view = _frame_view(frame, layout.FRAME_MAGIC + 1)
+    magic = view[layout.FRAME_MAGIC]
     if magic in (0, 1):
-        return _U32.unpack_from(view, LEGACY_CRC_OFFSET)[0]
+        return _U32.unpack_from(view, layout.LEGACY_CRC)[0]
     if magic == 2:
-        _frame_view(view, BATCH_CRC_START)
-        return _U32.unpack_from(view, BATCH_CRC_OFFSET)[0]
+        _frame_view(view, layout.V2_CRC_START)
+        return _U32.unpack_from(view, layout.V2_CRC)[0]
     raise CorruptBatchError(f"unknown magic {magic}: no CRC layout for it")
 
 
@@ -107,8 +98,8 @@ class FrameCrc:
 
 def frame_crc(frame) -> FrameCrc:
     """Stored and computed CRC of a frame of any magic (0, 1 or 2)."""
-    view = _frame_view(frame, MAGIC_OFFSET + 1)
-    magic = view[MAGIC_OFFSET]
+    view = _frame_view(frame, layout.FRAME_MAGIC + 1)
+    magic = view[layout.FRAME_MAGIC]
     if magic == 2:
         return FrameCrc(stored_crc(view), record_batch_crc(view), layout.V2_CRC_ALGORITHM)
     if magic in (0, 1):

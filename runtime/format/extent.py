@@ -38,7 +38,6 @@ _ATTRIBUTES = layout.field_struct(layout.V2_HEADER_FIELDS, "attributes")
 _CRC = layout.field_struct(layout.V2_HEADER_FIELDS, "crc")
 _LENGTH = layout.field_struct(layout.FRAME_HEADER_FIELDS, "length")
 _INT32 = struct.Struct(">i")
-_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
 #: The least a v2 record's body takes after its length: attributes, timestamp delta, offset
 #: delta, key and value lengths and header count, a byte each (``DefaultRecord.readFrom``).
 _MIN_RECORD_BODY = 6
@@ -57,7 +56,8 @@ def proven_end(view: memoryview, pos: int, limit: int, *, before: int | None = N
     if magic == 2:
         if limit - pos < layout.V2_HEADER_SIZE:
             return None
-        codec = _ATTRIBUTES.unpack_from(view, pos + layout.V2_ATTRIBUTES)[0] & _CODEC_MASK
+        attributes = _ATTRIBUTES.unpack_from(view, pos + layout.V2_ATTRIBUTES)[0]
+        codec = attributes & layout.V2_ATTR_COMPRESSION_MASK
         start, stored = pos + layout.V2_CRC_START, _CRC.unpack_from(view, pos + layout.V2_CRC)[0]
         if codec == 0:
             end = _v2_records_end(view, pos, limit)
@@ -84,7 +84,8 @@ def framed_end(view: memoryview, pos: int, limit: int) -> int | None:
     if magic == 2:
         if limit - pos < layout.V2_HEADER_SIZE:
             return None
-        codec = _ATTRIBUTES.unpack_from(view, pos + layout.V2_ATTRIBUTES)[0] & _CODEC_MASK
+        attributes = _ATTRIBUTES.unpack_from(view, pos + layout.V2_ATTRIBUTES)[0]
+        codec = attributes & layout.V2_ATTR_COMPRESSION_MASK
         return _v2_records_end(view, pos, limit) if codec == 0 else None
     if magic not in (0, 1):
         return None
@@ -144,12 +145,12 @@ def _legacy_end(view: memoryview, pos: int, limit: int, magic: int) -> int | Non
     """Where an uncompressed v0/v1 message's key and value end, or None."""
     at = pos + (layout.LEGACY_V0_LEN_KEY if magic == 0 else layout.LEGACY_V1_LEN_KEY)
     for _ in range(2):  # the key, then the value
-        if at + 4 > limit:
+        if at + _INT32.size > limit:
             return None
         size = _INT32.unpack_from(view, at)[0]
         if size < -1:
             return None
-        at += 4 + max(size, 0)
+        at += _INT32.size + max(size, 0)
     return at if at <= limit else None
 
 

@@ -13,7 +13,7 @@ Every batch of every magic starts with the same 17 bytes, which is all framing r
 an auditing tool needs beyond a broker's reader:
 
 * 17 bytes or fewer left: the end; any bytes left are a truncated tail (a warning: Kafka
-  stops there, ``position >= end - HEADER_SIZE_UP_TO_MAGIC``).
+  stops there, ``position >= end - HEADER_SIZE_UP_TO_MAGIC``, ``layout.FRAME_HEADER_SIZE``).
 * a length below ``LegacyRecord.RECORD_OVERHEAD_V0`` (14): damage, Kafka's
   CorruptRecordException.
 * a length running past the end: Kafka's reader stops (``position > end - LOG_OVERHEAD -
@@ -39,15 +39,10 @@ from typing import BinaryIO
 from ..errors import FramingError
 from ..model import TruncatedTail
 from . import layout, messages
-from .crc import LEGACY_CRC_START
 from .extent import proven_end
+from .layout import LOG_OVERHEAD, MIN_FRAME_LENGTH
 from .resync import as_bytes, resync
-from .sizes import LOG_OVERHEAD
 
-HEADER_SIZE_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
-MAGIC_OFFSET = layout.FRAME_MAGIC
-#: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.
-MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
 #: How far past damage :func:`judge` looks for the next whole batch (the resume position):
 #: more than a batch of Kafka's default ``max.message.bytes``, little enough that damage
 #: before gigabytes of preallocated zeros costs no more than this much reading.
@@ -55,7 +50,7 @@ RESYNC_WINDOW = 4 << 20
 _STREAM_CHUNK = 1 << 20
 # base offset and length: the frame's first LOG_OVERHEAD bytes
 _HEADER = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
-_U32 = layout.field_struct(layout.V2_HEADER_FIELDS, "crc")
+_LEGACY_CRC = layout.field_struct(layout.LEGACY_HEADER_FIELDS, "crc")
 
 
 @dataclass(slots=True)
@@ -123,10 +118,10 @@ def judge(
     remaining = limit - pos
     if remaining <= 0:
         return None
-    if remaining <= HEADER_SIZE_UP_TO_MAGIC:
+    if remaining <= layout.FRAME_HEADER_SIZE:
         return TruncatedTail(file, pos, remaining)
     base_offset, length = _HEADER.unpack_from(view, pos)
-    magic = _signed(view[pos + MAGIC_OFFSET])
+    magic = _signed(view[pos + layout.FRAME_MAGIC])
     if length < MIN_FRAME_LENGTH:
         if not audit:
             return Damage(pos, base_offset, messages.length_below_minimum(length))
@@ -142,7 +137,9 @@ def judge(
             return _repaired(pos, base_offset, length, remaining, own)
         # The inner messages of a v0/v1 wrapper cut short lie verbatim in a snappy or LZ4
         # literal, CRCs and all: in a wrapper, plain messages alone prove nothing.
-        wrapper = magic < 2 and view[pos + 17] & 0x07 != 0
+        wrapper = magic < 2 and (
+            view[pos + layout.LEGACY_ATTRIBUTES] & layout.LEGACY_ATTR_COMPRESSION_MASK != 0
+        )
         later = resync(view, pos + 1, limit, to_the_end=True, wrapper=wrapper) if audit else None
         if later is None:
             return TruncatedTail(file, pos, remaining)
@@ -171,8 +168,8 @@ def _wrapper_end(view: memoryview, pos: int, later: int, limit: int) -> int:
     """Of the whole batches that follow a v0/v1 wrapper with a broken length, the first where
     the wrapper's own CRC-32 holds (only its length lied), else ``later``. Candidates are
     taken in order and the CRC extended from one to the next: linear in the bytes."""
-    stored = _U32.unpack_from(view, pos + 12)[0]
-    crc, done, candidate = 0, pos + LEGACY_CRC_START, later
+    stored = _LEGACY_CRC.unpack_from(view, pos + layout.LEGACY_CRC)[0]
+    crc, done, candidate = 0, pos + layout.LEGACY_CRC_START, later
     for _ in range(64):
         crc = zlib.crc32(view[done:candidate], crc)
         done = candidate
@@ -257,12 +254,12 @@ def iter_stream_frames(
     """
     pos = start
     while True:
-        head = _read_up_to(stream, HEADER_SIZE_UP_TO_MAGIC + 1)
-        if len(head) <= HEADER_SIZE_UP_TO_MAGIC:
+        head = _read_up_to(stream, layout.FRAME_HEADER_SIZE + 1)
+        if len(head) <= layout.FRAME_HEADER_SIZE:
             stop(judge(memoryview(head), 0, len(head), file), file, tails, pos)
             return
         length = _HEADER.unpack_from(head)[1]
-        magic = _signed(head[MAGIC_OFFSET])
+        magic = _signed(head[layout.FRAME_MAGIC])
         body = b""
         if length >= MIN_FRAME_LENGTH and magic in (0, 1, 2):
             body = _read_up_to(stream, LOG_OVERHEAD + length - len(head))

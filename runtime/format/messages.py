@@ -11,7 +11,7 @@ damage inside v2 records the record's first byte (see "records" below).
 from __future__ import annotations
 
 from ..errors import CrcMismatchError, located
-from .sizes import LEGACY_RECORD_OVERHEAD
+from . import layout
 
 __all__ = [
     "count_cannot_fit",
@@ -43,16 +43,14 @@ __all__ = [
     "truncated_tail",
 ]
 
-#: ``LegacyRecord.RECORD_OVERHEAD_V0``: the smallest length field Kafka accepts.
-MIN_RECORD_OVERHEAD = LEGACY_RECORD_OVERHEAD[0]
-
 # --- framing (format/framing.py) ------------------------------------------------------------
 
 
 def length_below_minimum(length: int) -> str:
     """``FileLogInputStream.nextBatch``'s CorruptRecordException ("Found record size N smaller
     than minimum record overhead (14)")."""
-    return f"batch length {length} is less than the minimum record overhead ({MIN_RECORD_OVERHEAD})"
+    minimum = layout.MIN_FRAME_LENGTH
+    return f"batch length {length} is less than the minimum record overhead ({minimum})"
 
 
 def invalid_magic(magic: int) -> str:

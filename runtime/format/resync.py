@@ -12,16 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import layout
-from .crc import BATCH_CRC_START, LEGACY_CRC_START, crc32, crc32c
-from .sizes import LOG_OVERHEAD
+from .crc import crc32, crc32c
 
 __all__ = ["as_bytes", "resync"]
 
-HEADER_SIZE_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
-MAGIC_OFFSET = layout.FRAME_MAGIC
-MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
 _SEARCH_CHUNK = 1 << 20
-_V2_MIN_LENGTH = layout.V2_MIN_BATCH_LENGTH
 _HEADER = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 _U32 = layout.field_struct(layout.V2_HEADER_FIELDS, "crc")
 
@@ -60,7 +55,8 @@ def resync(
     CRCs computed stay within twice the bytes left plus 64 KiB (then it gives up: None)."""
     view = as_bytes(view)
     limit = min(limit, len(view))
-    stop = limit - LOG_OVERHEAD - MIN_FRAME_LENGTH + 1  # the last start a batch fits after
+    # the last start a batch fits after
+    stop = limit - layout.LOG_OVERHEAD - layout.MIN_FRAME_LENGTH + 1
     if window is not None:
         stop = min(stop, start + window)
     if start >= stop:
@@ -83,7 +79,7 @@ def resync(
 
 def _whole(view: memoryview, pos: int, budget: list[int]) -> bool:
     """Whether the frame at ``pos`` (known to fit) has a CRC that holds; charged to budget."""
-    size = LOG_OVERHEAD + _HEADER.unpack_from(view, pos)[1]
+    size = layout.LOG_OVERHEAD + _HEADER.unpack_from(view, pos)[1]
     budget[0] -= size
     return budget[0] >= 0 and _crc_holds(view, pos, size)
 
@@ -94,13 +90,17 @@ def _chain_ends(view: memoryview, pos: int, limit: int, budget: list[int], wrapp
     outer = not wrapper
     while True:
         length = _HEADER.unpack_from(view, pos)[1]
-        outer = outer or view[pos + MAGIC_OFFSET] == 2 or view[pos + 17] & 0x07 != 0
-        pos += LOG_OVERHEAD + length
-        if limit - pos <= HEADER_SIZE_UP_TO_MAGIC:
+        outer = (
+            outer
+            or view[pos + layout.FRAME_MAGIC] == 2
+            or view[pos + layout.LEGACY_ATTRIBUTES] & layout.LEGACY_ATTR_COMPRESSION_MASK != 0
+        )
+        pos += layout.LOG_OVERHEAD + length
+        if limit - pos <= layout.FRAME_HEADER_SIZE:
             return outer
         length = _HEADER.unpack_from(view, pos)[1]
-        fits = MIN_FRAME_LENGTH <= length <= limit - pos - LOG_OVERHEAD
-        if not fits or view[pos + MAGIC_OFFSET] > 2 or not _whole(view, pos, budget):
+        fits = layout.MIN_FRAME_LENGTH <= length <= limit - pos - layout.LOG_OVERHEAD
+        if not fits or view[pos + layout.FRAME_MAGIC] > 2 or not _whole(view, pos, budget):
             return False
 
 
@@ -109,26 +109,29 @@ def _candidates(
 ) -> list[int]:
     """Positions in [lo, hi) whose 17 header bytes could start a whole batch before limit
     (and whose base offset lies in ``offsets``, when given)."""
-    magic = data[lo + MAGIC_OFFSET : hi + MAGIC_OFFSET]
+    magic = data[lo + layout.FRAME_MAGIC : hi + layout.FRAME_MAGIC]
     hits = np.flatnonzero(magic <= 2)
     if not len(hits):
         return []
     at = hits + lo
+    length_field = at + layout.FRAME_LENGTH
     length = (
-        (data[at + 8].astype(np.int64) << 24)
-        | (data[at + 9].astype(np.int64) << 16)
-        | (data[at + 10].astype(np.int64) << 8)
-        | data[at + 11]
+        (data[length_field].astype(np.int64) << 24)
+        | (data[length_field + 1].astype(np.int64) << 16)
+        | (data[length_field + 2].astype(np.int64) << 8)
+        | data[length_field + 3]
     )
-    room = limit - at - LOG_OVERHEAD
-    ok = (length >= MIN_FRAME_LENGTH) & (length <= room) & (data[at + 8] < 0x80)
+    room = limit - at - layout.LOG_OVERHEAD
+    ok = (length >= layout.MIN_FRAME_LENGTH) & (length <= room) & (data[length_field] < 0x80)
     v2 = magic[hits] == 2
-    ok &= ~v2 | (length >= _V2_MIN_LENGTH)
+    ok &= ~v2 | (length >= layout.V2_MIN_BATCH_LENGTH)
     if ok.any():
-        # v2: a codec Kafka defines (attributes' low bits, byte 22); cheap, and it spares CRCs.
+        # v2: a codec Kafka defines (attributes' low bits, in their second byte); cheap, and
+        # it spares CRCs.
         v2_ok = np.ones(len(at), bool)
         fits = ok & v2
-        v2_ok[fits] = (data[at[fits] + 22] & 7) <= 4
+        codec_byte = data[at[fits] + layout.V2_ATTRIBUTES + 1]
+        v2_ok[fits] = (codec_byte & layout.V2_ATTR_COMPRESSION_MASK) <= 4
         ok &= v2_ok
     if offsets is not None and ok.any():
         kept = at[ok]
@@ -142,6 +145,7 @@ def _candidates(
 
 def _crc_holds(view: memoryview, pos: int, size: int) -> bool:
     frame = view[pos : pos + size]
-    if frame[MAGIC_OFFSET] == 2:
-        return crc32c(frame[BATCH_CRC_START:]) == _U32.unpack_from(frame, 17)[0]
-    return crc32(frame[LEGACY_CRC_START:]) == _U32.unpack_from(frame, 12)[0]
+    if frame[layout.FRAME_MAGIC] == 2:
+        return crc32c(frame[layout.V2_CRC_START :]) == _U32.unpack_from(frame, layout.V2_CRC)[0]
+    stored = _U32.unpack_from(frame, layout.LEGACY_CRC)[0]
+    return crc32(frame[layout.LEGACY_CRC_START :]) == stored

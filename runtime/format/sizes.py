@@ -7,7 +7,8 @@ Sizes follow the Java classes that define them, so that a producer simulated on 
 is laid out::
 
     LOG_OVERHEAD            12   offset (8) and length (4) before every v0/v1 message and v2 batch
-    V2_BATCH_HEADER         61   a v2 batch before its records, LOG_OVERHEAD included
+    V2_HEADER_SIZE          61   a v2 batch before its records, LOG_OVERHEAD included
+                                 (``layout.V2_HEADER_SIZE``)
     LEGACY_RECORD_OVERHEAD  14 / 22   a v0 / v1 message without key and value bytes:
                                  crc 4, magic 1, attributes 1, [timestamp 8,] key and value
                                  lengths 4 + 4 (``LegacyRecord.RECORD_OVERHEAD_V0/V1``)
@@ -22,7 +23,7 @@ The v2 sizes take keys, values and headers as the records hold them: ``headers``
 ``(key, value)`` pairs with ``str`` keys (UTF-8 on the wire) and ``bytes`` or None values.
 
 The fixed sizes come from ``format.layout`` (generated from the schemas); the two v2 record
-bounds depend on varints and stay here. ``framing`` takes LOG_OVERHEAD from here.
+bounds depend on varints and stay here.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import layout
+from .layout import LOG_OVERHEAD
 from .varint import varint_size
 
 __all__ = [
@@ -38,7 +40,6 @@ __all__ = [
     "LOG_OVERHEAD",
     "MAX_RECORD_OVERHEAD",
     "MIN_RECORD_SIZE",
-    "V2_BATCH_HEADER",
     "batch_header_size",
     "legacy_record_size",
     "max_record_count",
@@ -49,9 +50,6 @@ __all__ = [
     "varint_size",
 ]
 
-LOG_OVERHEAD = layout.LOG_OVERHEAD
-#: ``DefaultRecordBatch.RECORD_BATCH_OVERHEAD`` (49) + LOG_OVERHEAD.
-V2_BATCH_HEADER = layout.V2_HEADER_SIZE
 #: By magic, without LOG_OVERHEAD.
 LEGACY_RECORD_OVERHEAD = {0: layout.LEGACY_V0_RECORD_OVERHEAD, 1: layout.LEGACY_V1_RECORD_OVERHEAD}
 #: By magic, LOG_OVERHEAD included.
@@ -106,7 +104,7 @@ def batch_header_size(magic: int, codec: int) -> int:
     """``AbstractRecords.recordBatchHeaderSizeInBytes``: the bytes a batch takes before its
     records; for v0/v1, a compressed wrapper's message (uncompressed messages have none)."""
     if magic == 2:
-        return V2_BATCH_HEADER
+        return layout.V2_HEADER_SIZE
     return LEGACY_MESSAGE_HEADER[magic] if codec != 0 else 0
 
 
@@ -117,7 +115,7 @@ def size_upper_bound(
     needs."""
     if magic == 2:
         records = v2_key_value_headers_size(key, value, headers)
-        return V2_BATCH_HEADER + MAX_RECORD_OVERHEAD + records
+        return layout.V2_HEADER_SIZE + MAX_RECORD_OVERHEAD + records
     # a wrapper's overhead, then the message with its log overhead (Java counts that once)
     wrapper = LEGACY_RECORD_OVERHEAD[magic] if codec != 0 else 0
     return wrapper + legacy_record_size(magic, key, value)

@@ -187,12 +187,6 @@ SCAN_END = 0  # no whole frame at the returned position: the end, a tail or a br
 SCAN_FRAMING_ERROR = 1  # damage at the returned position: a length below 14 or a bad magic
 SCAN_BUDGET = 2  # stopped at a budget; more frames may follow
 
-_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
-_MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
-_LOG_OVERHEAD, _V2_HEADER = layout.LOG_OVERHEAD, layout.V2_HEADER_SIZE
-_LEGACY_MIN_SIZE_V0 = layout.LEGACY_V0_RECORD_OVERHEAD
-_LEGACY_MIN_SIZE_V1 = layout.LEGACY_V1_RECORD_OVERHEAD
-
 #: How a frame is decoded (columnar.py's plan): v2 in place, v2 decompressed, v0/v1 in place,
 #: v0/v1 wrapper decompressed, or by the reference decoder.
 K_FAST, K_COMPRESSED, K_LEGACY, K_WRAPPER, K_REFERENCE = 0, 1, 2, 3, 4
@@ -219,28 +213,33 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
     capacity = table.shape[0]
     while True:
         remaining = limit - pos
-        if remaining <= _UP_TO_MAGIC:
+        if remaining <= layout.FRAME_HEADER_SIZE:
             return n, pos, SCAN_END
-        length = be32(buf, pos + 8)
-        magic = u8(buf + pos + 16)  # unsigned: a negative magic is above 2 here
-        if length < _MIN_FRAME_LENGTH or magic > 2:
+        length = be32(buf, pos + layout.FRAME_LENGTH)
+        magic = u8(buf + pos + layout.FRAME_MAGIC)  # unsigned: a negative magic is above 2 here
+        if length < layout.MIN_FRAME_LENGTH or magic > 2:
             return n, pos, SCAN_FRAMING_ERROR
-        if length > remaining - _LOG_OVERHEAD:
+        if length > remaining - layout.LOG_OVERHEAD:
             return n, pos, SCAN_END
-        size = _LOG_OVERHEAD + length
+        size = layout.LOG_OVERHEAD + length
         count = np.int64(1)
         header_ok = 0
         attributes = np.int64(0)
-        if magic == 2 and size >= _V2_HEADER:
+        if magic == 2 and size >= layout.V2_HEADER_SIZE:
             header_ok = 1
-            attributes = be16(buf, pos + 21)
-            count = be32(buf, pos + 57)
+            attributes = be16(buf, pos + layout.V2_ATTRIBUTES)
+            count = be32(buf, pos + layout.V2_RECORDS_COUNT)
         elif magic == 0 or magic == 1:
-            attributes = u8(buf + pos + 17)
-            minimum = _LEGACY_MIN_SIZE_V0 if magic == 0 else _LEGACY_MIN_SIZE_V1
+            attributes = u8(buf + pos + layout.LEGACY_ATTRIBUTES)
+            if magic == 0:
+                minimum = layout.LEGACY_V0_RECORD_OVERHEAD
+            else:
+                minimum = layout.LEGACY_V1_RECORD_OVERHEAD
             header_ok = 1 if length >= minimum else 0
         frame_rows = count if count > 0 else np.int64(1)
-        frame_weight = size * compressed_weight if attributes & 7 else size
+        # the codec bits lie where v2 has them in v0/v1 attributes too
+        compressed = attributes & layout.V2_ATTR_COMPRESSION_MASK
+        frame_weight = size * compressed_weight if compressed else size
         if n > 0 and (
             n >= capacity or rows + frame_rows > max_rows or weight + frame_weight > max_bytes
         ):
@@ -254,15 +253,18 @@ def scan_frames(data, pos, limit, table, max_rows, max_bytes, compressed_weight)
         row[F_HEADER_OK] = header_ok
         row[F_COUNT] = count
         if magic == 2 and header_ok:
-            row[F_CRC] = be32u(buf, pos + 17)
-            row[F_LAST_DELTA] = be32(buf, pos + 23)
-            row[F_BASE_TS] = be64(buf, pos + 27)
-            row[F_MAX_TS] = be64(buf, pos + 35)
-            row[F_PID] = be64(buf, pos + 43)
+            row[F_CRC] = be32u(buf, pos + layout.V2_CRC)
+            row[F_LAST_DELTA] = be32(buf, pos + layout.V2_LAST_OFFSET_DELTA)
+            row[F_BASE_TS] = be64(buf, pos + layout.V2_BASE_TIMESTAMP)
+            row[F_MAX_TS] = be64(buf, pos + layout.V2_MAX_TIMESTAMP)
+            row[F_PID] = be64(buf, pos + layout.V2_PRODUCER_ID)
         else:
-            row[F_CRC] = be32u(buf, pos + 12)
+            row[F_CRC] = be32u(buf, pos + layout.LEGACY_CRC)
             row[F_LAST_DELTA] = 0
-            row[F_BASE_TS] = be64(buf, pos + 18) if magic == 1 and header_ok else -1
+            if magic == 1 and header_ok:
+                row[F_BASE_TS] = be64(buf, pos + layout.LEGACY_V1_TIMESTAMP)
+            else:
+                row[F_BASE_TS] = -1
             row[F_MAX_TS] = row[F_BASE_TS]
             row[F_PID] = -1
         n += 1
@@ -286,7 +288,7 @@ def make_sections(table, kind, keep, wanted, address, verify, sections):
         v2 = fmt <= K_COMPRESSED
         pos = row[F_POS]
         sec[S_ADDR] = address
-        sec[S_START] = pos + _V2_HEADER if v2 else pos
+        sec[S_START] = pos + layout.V2_HEADER_SIZE if v2 else pos
         sec[S_END] = pos + row[F_SIZE]
         sec[S_COUNT] = row[F_COUNT]
         sec[S_BASE] = row[F_BASE]

@@ -46,10 +46,6 @@ from .addresses import address_of, le32, u8
 
 __all__ = ["FUNCTIONS", "NO_ROOM", "Contexts", "available", "inflate"]
 
-GZIP = layout.COMPRESSION_CODEC_GZIP
-LZ4 = layout.COMPRESSION_CODEC_LZ4
-ZSTD = layout.COMPRESSION_CODEC_ZSTD
-
 # Slots of FUNCTIONS.
 (
     DEFLATE_ALLOC,
@@ -241,7 +237,11 @@ FUNCTIONS: np.ndarray = _find_all()
 
 def available(codec: int) -> bool:
     """Whether :func:`inflate` decodes ``codec`` in this process."""
-    slot = {GZIP: DEFLATE_GZIP, ZSTD: ZSTD_DECOMPRESS, LZ4: LZ4F_DECOMPRESS}.get(codec)
+    slot = {
+        layout.COMPRESSION_CODEC_GZIP: DEFLATE_GZIP,
+        layout.COMPRESSION_CODEC_ZSTD: ZSTD_DECOMPRESS,
+        layout.COMPRESSION_CODEC_LZ4: LZ4F_DECOMPRESS,
+    }.get(codec)
     return slot is not None and bool(FUNCTIONS[slot])
 
 
@@ -450,19 +450,19 @@ def inflate(fns, contexts, buf, spans, codecs, arena, first, max_bytes, out):
         written = np.int64(_FAIL)
         if start < 0 or end <= start:
             written = _FAIL
-        elif codec == GZIP and fns[DEFLATE_GZIP] != 0:
+        elif codec == layout.COMPRESSION_CODEC_GZIP and fns[DEFLATE_GZIP] != 0:
             if contexts[_GZIP_CONTEXT] == 0:
                 contexts[_GZIP_CONTEXT] = _call(fns[DEFLATE_ALLOC], ())
             if contexts[_GZIP_CONTEXT] != 0:
                 written = _gunzip(
                     fns, contexts[_GZIP_CONTEXT], buf, start, end, base + at, room, slots
                 )
-        elif codec == ZSTD and fns[ZSTD_DECOMPRESS] != 0:
+        elif codec == layout.COMPRESSION_CODEC_ZSTD and fns[ZSTD_DECOMPRESS] != 0:
             if contexts[_ZSTD_CONTEXT] == 0:
                 contexts[_ZSTD_CONTEXT] = _call(fns[ZSTD_CREATE], ())
             if contexts[_ZSTD_CONTEXT] != 0:
                 written = _unzstd(fns, contexts[_ZSTD_CONTEXT], buf, start, end, base + at, room)
-        elif codec == LZ4 and fns[LZ4F_DECOMPRESS] != 0:
+        elif codec == layout.COMPRESSION_CODEC_LZ4 and fns[LZ4F_DECOMPRESS] != 0:
             if contexts[_LZ4_CONTEXT] == 0:
                 slots[0] = 0
                 if _call(fns[LZ4F_CREATE], (address_of(slots), _LZ4F_VERSION)) == 0:

@@ -31,19 +31,6 @@ __all__ = ["NOT_A_MARKER", "check_markers"]
 #: What :func:`check_markers` says of a control batch the reference decoder must read.
 NOT_A_MARKER = -1
 
-_HEADER = layout.V2_HEADER_SIZE
-_ATTRIBUTES = layout.V2_ATTRIBUTES
-_COUNT = layout.V2_RECORDS_COUNT
-_LAST_DELTA = layout.V2_LAST_OFFSET_DELTA
-_CRC = layout.V2_CRC
-_CRC_START = layout.V2_CRC_START
-_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
-_KEY_SIZE = layout.CONTROL_RECORD_KEY_SIZE
-_KEY_TYPE = layout.CONTROL_RECORD_KEY_TYPE
-_VALUE_SIZE = layout.END_TXN_MARKER_SIZE
-_ABORT = layout.CONTROL_RECORD_TYPE_ABORT
-_COMMIT = layout.CONTROL_RECORD_TYPE_COMMIT
-
 
 @njit(cache=True, nogil=True)
 def check_markers(buf, positions, sizes, verify, crc32c_fn, out):
@@ -55,23 +42,28 @@ def check_markers(buf, positions, sizes, verify, crc32c_fn, out):
         out[k] = NOT_A_MARKER
         pos = positions[k]
         end = pos + sizes[k]
-        if sizes[k] < _HEADER or be16(buf, pos + _ATTRIBUTES) & _CODEC_MASK:
+        if sizes[k] < layout.V2_HEADER_SIZE:
             continue
-        if be32(buf, pos + _COUNT) != 1:
+        if be16(buf, pos + layout.V2_ATTRIBUTES) & layout.V2_ATTR_COMPRESSION_MASK:
             continue
-        if verify and crc32c(crc32c_fn, buf, pos + _CRC_START, end) != be32u(buf, pos + _CRC):
+        if be32(buf, pos + layout.V2_RECORDS_COUNT) != 1:
             continue
+        if verify:
+            computed = crc32c(crc32c_fn, buf, pos + layout.V2_CRC_START, end)
+            if computed != be32u(buf, pos + layout.V2_CRC):
+                continue
         status, p, rend, _, delta, key, key_len, _, value_len, headers = record_fields(
-            buf, pos + _HEADER, end
+            buf, pos + layout.V2_HEADER_SIZE, end
         )
         if status != E_OK or p != rend or rend != end or headers != 0:
             continue
-        if key_len != _KEY_SIZE or value_len != _VALUE_SIZE:
+        if key_len != layout.CONTROL_RECORD_KEY_SIZE or value_len != layout.END_TXN_MARKER_SIZE:
             continue
         if not checked_add(be64(buf, pos), delta)[1]:
             continue
-        if delta < 0 or delta > be32(buf, pos + _LAST_DELTA):  # batches.offset_delta_damage
+        last_delta = be32(buf, pos + layout.V2_LAST_OFFSET_DELTA)
+        if delta < 0 or delta > last_delta:  # batches.offset_delta_damage
             continue
-        kind = be16(buf, key + _KEY_TYPE)
-        if kind in (_ABORT, _COMMIT):
+        kind = be16(buf, key + layout.CONTROL_RECORD_KEY_TYPE)
+        if kind in (layout.CONTROL_RECORD_TYPE_ABORT, layout.CONTROL_RECORD_TYPE_COMMIT):
             out[k] = kind

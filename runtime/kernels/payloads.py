@@ -21,8 +21,6 @@ from __future__ import annotations
 from numba import njit
 
 from ..format import layout
-from ..format.crc import BATCH_CRC_OFFSET, BATCH_CRC_START
-from ..format.sizes import V2_BATCH_HEADER
 
 # numba's cache checks only this file: see the note in fastscan.py.
 from .addresses import be32, be32u
@@ -30,11 +28,12 @@ from .crc32 import crc32, crc32c
 from .lz4 import decode_frames, frame_capacity
 from .snappy import decode_snappy, snappy_capacity
 
-__all__ = ["LZ4", "SNAPPY", "decode_payload", "payload_spans", "plan_batches", "plan_wrappers"]
-
-#: The codec ids (attributes & 7) the kernels decode.
-SNAPPY = layout.COMPRESSION_CODEC_SNAPPY
-LZ4 = layout.COMPRESSION_CODEC_LZ4
+__all__ = [
+    "decode_payload",
+    "payload_spans",
+    "plan_batches",
+    "plan_wrappers",
+]
 
 _jit = njit(cache=True)
 _kernel = njit(cache=True, nogil=True)
@@ -42,7 +41,8 @@ _kernel = njit(cache=True, nogil=True)
 
 @_jit
 def _capacity(codec, buf, start, end, kafka_header_checksum):
-    if codec == SNAPPY:
+    """The most the payload decompresses to: snappy states it exactly, LZ4 bounds it."""
+    if codec == layout.COMPRESSION_CODEC_SNAPPY:
         return snappy_capacity(buf, start, end)
     return frame_capacity(buf, start, end, kafka_header_checksum)
 
@@ -52,7 +52,7 @@ def decode_payload(codec, lz4_fn, buf, start, end, dst, capacity, limit):
     """Decompress the planned payload ``buf + start:end`` into ``dst`` (``capacity`` bytes at
     most; ``limit``: where the buffer at ``dst`` ends); the bytes written, or -1 where the
     payload does not decode. LZ4 blocks go to ``LZ4_decompress_safe`` at ``lz4_fn``."""
-    if codec == SNAPPY:
+    if codec == layout.COMPRESSION_CODEC_SNAPPY:
         return decode_snappy(buf, start, end, dst, capacity, limit)
     return decode_frames(lz4_fn, buf, start, end, dst, capacity)
 
@@ -66,10 +66,10 @@ def _wrapper_value(buf, pos, end, magic, verify):
     as (start, end), once its CRC holds (with ``verify``) and its bounds do; (-1, -1) for a
     wrapper the Python path must take (it raises the reference's error)."""
     if verify:
-        stored = be32u(buf, pos + 12)
-        if crc32(buf, pos + 16, end) != stored:
+        stored = be32u(buf, pos + layout.LEGACY_CRC)
+        if crc32(buf, pos + layout.LEGACY_CRC_START, end) != stored:
             return -1, -1
-    p = pos + (26 if magic == 1 else 18)
+    p = pos + (layout.LEGACY_V1_LEN_KEY if magic == 1 else layout.LEGACY_V0_LEN_KEY)
     if end - p < 4:
         return -1, -1
     key_len = be32(buf, p)
@@ -93,9 +93,9 @@ def _batch_holds(buf, start, end, count, verify, crc32c_fn):
     decompressed by a kernel: its CRC-32C holds (with ``verify``) and it has records (a
     batch of none, or of a negative count, takes the Python path)."""
     if verify:
-        pos = start - V2_BATCH_HEADER
-        stored = be32u(buf, pos + BATCH_CRC_OFFSET)
-        if crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, end) != stored:
+        pos = start - layout.V2_HEADER_SIZE
+        stored = be32u(buf, pos + layout.V2_CRC)
+        if crc32c(crc32c_fn, buf, pos + layout.V2_CRC_START, end) != stored:
             return False
     return count > 0 and start < end
 
@@ -164,9 +164,9 @@ def check_batches(buf, starts, ends, crc32c_fn, out):
     it is 0). One call a chunk: a batch whose CRC holds never reaches Python; one whose CRC
     fails takes the Python path, which reports it."""
     for k in range(starts.shape[0]):
-        pos = starts[k] - V2_BATCH_HEADER
-        stored = be32u(buf, pos + BATCH_CRC_OFFSET)
-        out[k] = crc32c(crc32c_fn, buf, pos + BATCH_CRC_START, ends[k]) == stored
+        pos = starts[k] - layout.V2_HEADER_SIZE
+        stored = be32u(buf, pos + layout.V2_CRC)
+        out[k] = crc32c(crc32c_fn, buf, pos + layout.V2_CRC_START, ends[k]) == stored
 
 
 # Added here rather than above: numba files a kernel's cache under its line number, and

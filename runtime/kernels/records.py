@@ -95,10 +95,6 @@ from .views import IN_PLACE as _IN_PLACE
 from .views import INLINE
 from .views import view_or_gather as _view_or_gather
 
-_LOG_OVERHEAD = layout.LOG_OVERHEAD
-_UP_TO_MAGIC = layout.FRAME_HEADER_SIZE
-_MIN_FRAME_LENGTH = layout.MIN_FRAME_LENGTH
-
 _I64_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
 _I64_MIN = -_I64_MAX - 1
 _MS_MAX = _I64_MAX // 1000  # the largest millisecond timestamp with a microsecond value
@@ -293,8 +289,8 @@ def decode_sections(
             # One entry, one record: decoded here, where writing the row costs no calls.
             status, err_pos, arg, arg2 = E_OK, end, 0, 0
             if sec[S_VERIFY]:
-                computed = _crc32(buf, start + 16, end)
-                stored = be32u(buf, start + 12)
+                computed = _crc32(buf, start + layout.LEGACY_CRC_START, end)
+                stored = be32u(buf, start + layout.LEGACY_CRC)
                 if computed != stored:
                     status, err_pos, arg, arg2 = E_CRC, start, computed, stored
             if status == E_OK:
@@ -628,15 +624,15 @@ def _decode_one(buf, start, end, sec, out, hout, cur, want_headers, vout, least)
 def _message(buf, pos, end):
     """The fields of the v0/v1 entry at ``pos`` ending at ``end``, read as LegacyMessage is:
     (error, offset, magic, attributes, timestamp, key pos, key len, value pos, value len)."""
-    magic = u8(buf + pos + 16)
-    attributes = u8(buf + pos + 17)
-    p = pos + 18
+    magic = u8(buf + pos + layout.LEGACY_MAGIC)
+    attributes = u8(buf + pos + layout.LEGACY_ATTRIBUTES)
+    p = pos + layout.LEGACY_HEADER_SIZE
     timestamp = np.int64(-1)
     if magic == 1:
-        if end - p < 8:
+        if end - p < layout.LEGACY_V1_TIMESTAMP_SIZE:
             return E_MESSAGE_EOF, p, magic, attributes, timestamp, 0, -1, 0, -1
         timestamp = be64(buf, p)
-        p += 8
+        p += layout.LEGACY_V1_TIMESTAMP_SIZE
     if end - p < 4:
         return E_MESSAGE_EOF, p, magic, attributes, timestamp, 0, -1, 0, -1
     key_len = be32(buf, p)
@@ -673,26 +669,26 @@ def _decode_inner(buf, start, end, sec, out, cur, vout, least):
     count = 0
     nulls = 0
     first_null = row0
-    while end - pos > _UP_TO_MAGIC:
+    while end - pos > layout.FRAME_HEADER_SIZE:
         inner_offset = be64(buf, pos)
-        length = be32(buf, pos + 8)
+        length = be32(buf, pos + layout.FRAME_LENGTH)
         sec[S_ERR_ARG3] = inner_offset
-        if length < _MIN_FRAME_LENGTH:
+        if length < layout.MIN_FRAME_LENGTH:
             return E_INNER_FRAMING, pos, length, 0
-        if length > end - pos - _LOG_OVERHEAD:
+        if length > end - pos - layout.LOG_OVERHEAD:
             break
-        frame_end = pos + _LOG_OVERHEAD + length
-        magic = u8(buf + pos + 16)
+        frame_end = pos + layout.LOG_OVERHEAD + length
+        magic = u8(buf + pos + layout.FRAME_MAGIC)
         if magic != 0 and magic != 1:
             return E_INNER_MAGIC, pos, magic, 0
         err, p, magic, attributes, timestamp, kpos, klen, vpos, vlen = _message(buf, pos, frame_end)
         if err:
             return err, p, 0, 0
-        if attributes & 7:
+        if attributes & layout.LEGACY_ATTR_COMPRESSION_MASK:
             return E_INNER_NESTED, pos, 0, 0
         if verify:
-            computed = _crc32(buf, pos + 16, frame_end)
-            stored = be32u(buf, pos + 12)
+            computed = _crc32(buf, pos + layout.LEGACY_CRC_START, frame_end)
+            stored = be32u(buf, pos + layout.LEGACY_CRC)
             if computed != stored:
                 return E_CRC, pos, computed, stored
         # As format/batches._inner_timestamp (Kafka's DeepRecordsIterator and LegacyRecord):

@@ -31,7 +31,7 @@ S_VERIFY = 16  # v0/v1: 1 to check CRC-32s here
 S_ERR_ARG3 = 17  # out: inner offset of a v0/v1 inner message in error
 S_PAYLOAD_START = 18  # FORMAT_PACKED_*: the compressed payload in the buffer
 S_PAYLOAD_END = 19
-S_CODEC = 20  # FORMAT_PACKED_*: its codec (kernel_payloads.SNAPPY, LZ4)
+S_CODEC = 20  # FORMAT_PACKED_*: its codec (layout.COMPRESSION_CODEC_SNAPPY or _LZ4)
 # out: rows whose timestamp has no int64 microsecond value (Arrow's and Spark's column): they
 # are emitted with a null timestamp; the first one's offset.
 S_NULL_TS = 21

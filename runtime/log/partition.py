@@ -46,10 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
 from ..errors import KafkaFormatError
+from ..files import kinds
 from ..files.checkpoints import (
-    LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
-    PARTITION_METADATA,
     EpochEntry,
     TopicPartition,
     parse_leader_epoch_checkpoint,
@@ -184,6 +183,19 @@ class Partition:
     verify_crc: bool = True
     #: Where the files are read from (the local disk unless opened on another storage).
     storage: Storage = field(default=LOCAL, repr=False)
+    #: The partition's own files (``files.kinds.PARTITION_FILES``) the directory holds, by
+    #: kind: ``leader_epoch_checkpoint`` and ``partition_metadata`` among them.
+    side_files: dict[kinds.Kind, PurePath] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The two named fields came first; a partition built by hand with them set lists
+        # them among its side files as well.
+        for kind, path in (
+            (kinds.LEADER_EPOCH_CHECKPOINT, self.leader_epoch_checkpoint),
+            (kinds.PARTITION_METADATA, self.partition_metadata),
+        ):
+            if path is not None:
+                self.side_files.setdefault(kind, path)
 
     # --- opening --------------------------------------------------------------------------
 
@@ -213,29 +225,29 @@ class Partition:
         except KafkaFormatError:
             topic = partition = None
         logs: dict[int, tuple[PurePath, int]] = {}
+        # A segment's other files, by kind and base offset; any without a .log is an orphan.
         companions: dict[FileKind, dict[int, PurePath]] = {
-            FileKind.INDEX: {},
-            FileKind.TIME_INDEX: {},
-            FileKind.TXN_INDEX: {},
+            kind.segment_kind: {} for kind in kinds.COMPANIONS if kind.segment_kind is not None
         }
         snapshots = []
-        checkpoint = metadata = None
+        side_files: dict[kinds.Kind, PurePath] = {}
         for entry in entries:
             if entry.is_dir:
                 continue
-            if entry.name == LEADER_EPOCH_CHECKPOINT:
-                checkpoint = directory / entry.name
-            elif entry.name == PARTITION_METADATA:
-                metadata = directory / entry.name
             parsed = parse_segment_file_name(entry.name)
-            if parsed is None or not parsed.is_live:
+            if parsed is None:
+                kind = kinds.by_name(entry.name)
+                if kind is not None and kind.scope is kinds.Scope.PARTITION:
+                    side_files[kind] = directory / entry.name
+                continue
+            if not parsed.is_live:
                 continue
             file = directory / entry.name
             if parsed.kind is FileKind.LOG:
                 logs[parsed.base_offset] = (file, entry.size)
             elif parsed.kind is FileKind.PRODUCER_SNAPSHOT:
                 snapshots.append(SnapshotFile(parsed.base_offset, file))
-            else:
+            elif parsed.kind in companions:
                 companions[parsed.kind][parsed.base_offset] = file
         segments = [
             Segment(
@@ -257,10 +269,11 @@ class Partition:
             partition=partition,
             segments=segments,
             snapshots=sorted(snapshots, key=lambda s: s.offset),
-            leader_epoch_checkpoint=checkpoint,
+            leader_epoch_checkpoint=side_files.get(kinds.LEADER_EPOCH_CHECKPOINT),
             orphans=orphans,
-            partition_metadata=metadata,
+            partition_metadata=side_files.get(kinds.PARTITION_METADATA),
             storage=storage,
+            side_files=side_files,
         )
 
     # --- files through the storage ------------------------------------------------------

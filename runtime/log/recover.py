@@ -16,20 +16,21 @@ and the byte ranges of the batches kept are copied to the output segment as they
   is dropped (``removeAndDeleteSegmentsAsync``). Unlike the broker, which only recovers the
   segments after its recovery point, every segment is checked: a bad disk damages flushed
   segments too. A batch whose offsets do not increase is taken as the first invalid one too
-  (the broker's index refuses it with InvalidOffsetException when an entry falls on it).
-  What lies after the truncation point is still walked, only to count the intact batches
-  thrown away (what ``salvage`` would keep).
+  (the broker's index refuses it with InvalidOffsetException when an entry falls on it),
+  and so is one whose records do not read by the readers' rules (``kernels/records.py``:
+  offset deltas that go back or run past the header's, counts that lie): Kafka's recovery
+  never decodes records and would keep it, but then every consumer fails on it, and the copy
+  promises what ``verify`` and every reader accept. What lies after the truncation point is
+  still walked, only to count the intact batches thrown away (what ``salvage`` would keep).
 * ``salvage=True``: every batch that passes those checks is kept, before and after damaged
   regions. The frames, the damage between them and where the walk goes on come from the
   salvaging readers' own walk (``read.salvage.salvage_walk``), so that ``recover --salvage``
   and ``errors="salvage"`` keep the same batches of the same bytes: after damage the walk
   resumes at the next whole batch, never inside a batch whose own bytes prove its end, and a
   batch whose length field alone lied is kept with its length set right (its CRC never
-  covered it; the report lists it under ``repaired``). Two more checks, because the result
-  must be readable by every reader: the batch's records must decode (a batch a reader cannot
-  read is dropped and reported: Kafka's recovery would keep it, since it never decodes
-  records, but a salvaged copy promises readable data), and its first offset must be above
-  the last one kept (a broker's index refuses offsets that go back).
+  covered it; the report lists it under ``repaired``). Its records must decode, as in the
+  default mode, and its first offset must be above the last one kept (a broker's index
+  refuses offsets that go back).
 
 A partial batch at a segment's end (a truncated tail) is not damage, as ``verify`` says: it is
 left out of the copy and reported under ``left_out``; an empty segment is no damage either.
@@ -52,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import FramingError, KafkaFormatError
+from ..files import kinds
 from ..files.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
     LEADER_EPOCH_CHECKPOINT,
@@ -61,7 +63,6 @@ from ..files.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     EpochEntry,
     TopicPartition,
-    format_leader_epoch_checkpoint,
     format_offset_checkpoint,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
@@ -286,7 +287,6 @@ class _PartitionWalk:
 
     __slots__ = (
         "book",
-        "decode",
         "decoded",
         "dropped_until",
         "gap",
@@ -316,7 +316,6 @@ class _PartitionWalk:
         self.logs = logs
         self.out_dir = out_dir
         self.salvage = salvage
-        self.decode = salvage
         self.decoded = _Decoded()
         self.offsets = SegmentOffsets(None)
         self.progress = progress
@@ -381,7 +380,8 @@ class _PartitionWalk:
         empty = [o for o in outs if o.size == 0]
         if self.salvage and len(empty) < len(outs):
             for out in empty:  # nothing intact in it: no segment for it in the copy
-                for kind in (FileKind.LOG, FileKind.INDEX, FileKind.TIME_INDEX):
+                for kind in (FileKind.LOG, *(k.segment_kind for k in kinds.COMPANIONS)):
+                    assert kind is not None
                     out.file(kind).unlink(missing_ok=True)
             outs = [o for o in outs if o.size]
         part.segments_kept = [str(o.file(FileKind.LOG)) for o in outs]
@@ -396,9 +396,7 @@ class _PartitionWalk:
         if end is None:
             end = outs[0].base_offset if outs else 0
         self.book.truncate_epochs(end)
-        (self.out_dir / LEADER_EPOCH_CHECKPOINT).write_text(
-            format_leader_epoch_checkpoint(self.book.epochs)
-        )
+        self.book.write_leader_epochs(self.out_dir)
 
     def _walk(self, log: LogInput, out: SegmentOut | None) -> None:
         """One segment: copy what is kept into ``out`` (None: after the truncation point,
@@ -480,7 +478,7 @@ class _PartitionWalk:
                 decode_records(batch, frame, _DECODE)
             except KafkaFormatError as exc:
                 cause = exc.reason
-        elif self.decode:
+        else:
             if not self.decoded.covers(frame.position):
                 self.decoded = _decode_from(view, frame.position, len(view))
             cause = self.decoded.cause(frame.position, frame.size)
@@ -629,6 +627,34 @@ def _first_base(part: PartitionRecovery) -> int:
             return parsed.base_offset
     return 0
 
+
+# What recover writes each kind of file with in the copy (the segments' other files:
+# runtime.log.recover_index); tests/files/test_kinds.py holds the registry to it.
+kinds.register(
+    kinds.LOG,
+    rebuilder=kinds.Unfilled(
+        "copied, not rebuilt: the kept batches' bytes go into the copy as they are, batch by "
+        "batch (SegmentOut.append); every other file is rebuilt from them"
+    ),
+)
+kinds.register(kinds.LEADER_EPOCH_CHECKPOINT, rebuilder=PartitionBook.write_leader_epochs)
+kinds.register(
+    kinds.PARTITION_METADATA,
+    rebuilder=kinds.Unfilled(
+        "copied as it is when the broker would read it (_copy_partition_metadata), left out "
+        "and reported when not: the broker writes it again from the cluster's metadata"
+    ),
+)
+kinds.register(kinds.OFFSET_CHECKPOINT, rebuilder=_write_log_dir_files)
+kinds.register(
+    kinds.UNKNOWN,
+    rebuilder=kinds.Unfilled(
+        "meta.properties (the log dir's identity) is copied; the others (.lock, "
+        ".kafka_cleanshutdown, quorum-state, *.tmp) are the running broker's and are left "
+        "out: without the clean-shutdown marker a broker started on the copy runs its own "
+        "recovery"
+    ),
+)
 
 # Segment file names in the copy are the source's; a lone file not named as a segment is
 # written as the segment at offset 0.

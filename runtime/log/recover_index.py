@@ -32,7 +32,12 @@ from kafka_format.schemas.producer_snapshot import build_producer_snapshot
 from kafka_format.schemas.time_index import build_time_index
 from kafka_format.schemas.txn_index import build_txn_index
 
-from ..files.checkpoints import EpochEntry
+from ..files import kinds
+from ..files.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    EpochEntry,
+    format_leader_epoch_checkpoint,
+)
 from ..files.names import FileKind, segment_file_name
 from ..files.snapshot import ProducerSnapshotEntry, java_hashmap_order
 from ..model import Batch, ControlType
@@ -108,21 +113,38 @@ class SegmentOut:
             )
 
     def close(self) -> None:
-        """Flush the ``.log`` and write the indexes, trimmed to their entries (a closed
-        segment's shape); the ``.txnindex`` only when it has entries (Kafka creates it on
-        the first append)."""
+        """Flush the ``.log`` and write the segment's other files (``files.kinds.COMPANIONS``)
+        by their rebuilders: the indexes trimmed to their entries (a closed segment's shape),
+        the ``.txnindex`` only when it has entries (Kafka creates it on the first append)."""
         self._maybe_append_time_entry()
         self.log.flush()
         self.log.close()
-        self.file(FileKind.INDEX).write_bytes(build_offset_index(self.index))
-        self.file(FileKind.TIME_INDEX).write_bytes(build_time_index(self.time_index))
-        if self.txn_index:
-            self.file(FileKind.TXN_INDEX).write_bytes(build_txn_index(self.txn_index))
+        for kind in kinds.COMPANIONS:
+            assert kind.segment_kind is not None
+            data = kinds.role(kind, "rebuilder")(self)
+            if data is not None:
+                self.file(kind.segment_kind).write_bytes(data)
 
     def discard(self) -> None:
         """Remove the segment (nothing was kept in it)."""
         self.log.close()
         self.file(FileKind.LOG).unlink()
+
+
+def rebuild_offset_index(segment: SegmentOut) -> bytes:
+    """The ``.index`` of the kept batches."""
+    return build_offset_index(segment.index)
+
+
+def rebuild_time_index(segment: SegmentOut) -> bytes:
+    """The ``.timeindex`` of the kept batches."""
+    return build_time_index(segment.time_index)
+
+
+def rebuild_txn_index(segment: SegmentOut) -> bytes | None:
+    """The ``.txnindex`` of the kept ABORT markers; None (no file) when there is none, as
+    Kafka creates it on its first append."""
+    return build_txn_index(segment.txn_index) if segment.txn_index else None
 
 
 class PartitionBook:
@@ -195,6 +217,12 @@ class PartitionBook:
         """``LeaderEpochFileCache.truncateFromEnd``: entries starting at or after the end."""
         self.epochs = [e for e in self.epochs if e.start_offset < log_end_offset]
 
+    def write_leader_epochs(self, directory: Path) -> None:
+        """The ``leader-epoch-checkpoint`` of the epochs met (``LeaderEpochFileCache``)."""
+        (directory / LEADER_EPOCH_CHECKPOINT).write_text(
+            format_leader_epoch_checkpoint(self.epochs)
+        )
+
     def take_snapshot(self, directory: Path, at: int | None = None) -> None:
         """``ProducerStateManager.takeSnapshot``: at the offset the state reached (``at``: a
         roll's, the new segment's base offset, as ``UnifiedLog.roll`` moves the map end
@@ -213,3 +241,10 @@ class PartitionBook:
         (directory / segment_file_name(offset, FileKind.PRODUCER_SNAPSHOT)).write_bytes(data)
         self.last_snapshot = offset
         self.snapshots.append(offset)
+
+
+# What recover writes each segment-level kind of file with (the rest: runtime.log.recover).
+kinds.register(kinds.INDEX, rebuilder=rebuild_offset_index)
+kinds.register(kinds.TIME_INDEX, rebuilder=rebuild_time_index)
+kinds.register(kinds.TXN_INDEX, rebuilder=rebuild_txn_index)
+kinds.register(kinds.PRODUCER_SNAPSHOT, rebuilder=PartitionBook.take_snapshot)

@@ -107,8 +107,13 @@ class PartitionRecovery:
     @property
     def damaged(self) -> bool:
         """Whether the source held damage (``verify``'s errors): a truncated tail or an
-        empty segment is none."""
-        return bool(self.dropped or self.segments_dropped or self.repaired)
+        empty segment is none, nor are the later segments Kafka's recovery deletes after a
+        tail in a segment that is not the last (they are reported as dropped all the same)."""
+        return bool(
+            self.dropped
+            or self.repaired
+            or any(s.reason != AFTER_TRUNCATION for s in self.segments_dropped)
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -85,14 +85,15 @@ from .plan import plan_packed as _plan_packed
 from .plan import prepare_v2 as _prepare_v2
 from .plan import prepare_wrapper as _prepare_wrapper
 from .plan import wrapper_value as wrapper_value
-from .ranges import Range, Window, clip_rows, limit_rows, overlapping, windows
-from .reader import Errors, Isolation, check_errors, damaged_batch
+from .ranges import Range, Window, clip_rows, limit_rows, overlapping
+from .reader import damaged_batch
+from .request import Errors, Isolation, ReadRequest, window_cut
 from .salvage import salvage_scan
 from .sections import kernel_error as _kernel_error
 from .sections import null_timestamps as _null_timestamps
 from .sections import run_kernel as _run_kernel
 from .segment_offsets import SegmentOffsets, judge_frames
-from .sources import LogInput, Source, is_stream_path, read_once, reads_once, resolve
+from .sources import LogInput, Source, is_stream_path
 from .transactions import (
     AbortedTransactions,
     Admission,
@@ -128,16 +129,11 @@ _FAST, _COMPRESSED, _LEGACY, _WRAPPER, _REFERENCE = (
     fs.K_WRAPPER,
     fs.K_REFERENCE,
 )
-_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
-_TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
-_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
-#: A v2 batch's codec bits: non-zero when its records were decompressed before decoding.
-_CODEC_BITS = layout.V2_ATTR_COMPRESSION_MASK
 _FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
 
 
 def iter_arrow_batches(
-    source: Source,
+    source: Source | ReadRequest,
     *,
     isolation: Isolation = "read_uncommitted",
     include_headers: bool = False,
@@ -174,34 +170,30 @@ def iter_arrow_batches(
     64 Ki: streaming a big file then holds ~20 MiB of data instead of ~150 MiB, for about 2.5
     times the time (``bench/run.py --only memory``); record batches have at most 4 Ki rows.
     """
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
-    check_errors(errors)
+    rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
+    # Two passes over a stream (or a pipe's path) need it in memory; so does the salvage walk,
+    # which looks ahead: the request holds it from the start.
+    request = ReadRequest.of(source, isolation=isolation, errors=errors, range=rng)
     if batch_rows < 1:
         raise ValueError(f"batch_rows must be at least 1, not {batch_rows}")
     opts = _Options(
         include_headers=include_headers,
         verify_crc=bool(verify_crc),
-        strict=errors == "strict",
+        strict=request.errors == "strict",
         max_bytes=max_decompressed_bytes,
         batch_rows=batch_rows,
         schema=_schema(include_headers),
         report=report if report is not None else Report(),
         progress=progress,
         locate=include_position,
-        salvage=errors == "salvage",
+        salvage=request.salvage,
         binary_view=binary_view,
         low_memory=low_memory,
     )
     committed: Admission | None = None
-    name = None
-    rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
-    if (isolation == "read_committed" or rng is not None or opts.salvage) and reads_once(source):
-        # Two passes over a stream (or a pipe's path) need it in memory; so does the salvage
-        # walk, which looks ahead.
-        source, name = read_once(source)
-    if isolation == "read_committed":
-        committed = Admission(_collect_aborted(source, opts, name))
+    if request.committed:
+        aborted = request.aborted
+        committed = Admission(aborted if aborted is not None else _collect_aborted(request, opts))
     workers = threads if threads is not None else cpus.default_threads()
     with _Pipeline(max(1, workers)) as pipeline:
 
@@ -211,14 +203,15 @@ def iter_arrow_batches(
         # Small files read whole by the workers, ahead (ahead.py): not under read_committed,
         # whose walk carries a partition's state from file to file.
         small = small_file if committed is None and pipeline.workers > 1 else _never
-        each = windows(resolve(source, name=name), rng, from_start=committed is not None)
+        each = request.windows(from_start=committed is not None)
         ranged = (
             clip_rows(batches, w)
             for w, batches in files_ahead(
                 each, read, _read_alone, small, pipeline.submit, pipeline.depth, opts
             )
         )
-        rows = limit_rows((b for part in ranged for b in part), rng and rng.max_records)
+        limit = request.range.max_records if request.range else None
+        rows = limit_rows((b for part in ranged for b in part), limit)
         yield from map(ensure_views, rows) if binary_view else rows
 
 
@@ -414,9 +407,24 @@ def _buffer_chunks(
             frames = table[:n].copy()
             yield _Chunk(log.name, log.topic, log.partition, frames, 0, buf, view, nxt)
         if status != fs.SCAN_BUDGET:  # framing.judge says what lies where the scan stopped
-            yield _FileEnd(*end_of_walk(view, nxt, limit, log.name))
+            yield _walk_end(log, *end_of_walk(view, nxt, limit, log.name), limit, len(view))
             return
         pos = nxt
+
+
+def _walk_end(
+    log: LogInput,
+    tail: TruncatedTail | None,
+    error: FramingError | None,
+    limit: int,
+    available: int,
+) -> _FileEnd:
+    """The end of a window's walk: a tail, damage, or a window that cuts a batch
+    (``request.window_cut``)."""
+    cut = window_cut(log, tail, limit, available) if tail is not None else None
+    if cut is not None:
+        return _FileEnd(error=cut)
+    return _FileEnd(tail, error)
 
 
 def _salvage_chunks(
@@ -425,16 +433,17 @@ def _salvage_chunks(
     """``_buffer_chunks`` under ``errors="salvage"``: the walk goes on past framing damage."""
     start = 0 if window is None else window.start
     end = None if window is None else window.end
+    limit = len(inp.buf) if end is None else min(end, len(inp.buf))
     for item in salvage_scan(
         inp.buf, inp.view, log.name, *_budget(opts), COMPRESSED_WEIGHT, start, end
     ):
         if isinstance(item, KafkaFormatError):
             yield _FileEnd(error=item, more=True)
         elif isinstance(item, TruncatedTail):
-            yield _FileEnd(tail=item)
+            yield _walk_end(log, item, None, limit, len(inp.buf))
         else:
-            end = int(item[-1, fs.F_POS] + item[-1, fs.F_SIZE])
-            yield _Chunk(log.name, log.topic, log.partition, item, 0, inp.buf, inp.view, end)
+            last = int(item[-1, fs.F_POS] + item[-1, fs.F_SIZE])
+            yield _Chunk(log.name, log.topic, log.partition, item, 0, inp.buf, inp.view, last)
     yield _FileEnd()
 
 
@@ -499,8 +508,8 @@ def _plan(
     magic = t[:, fs.F_MAGIC]
     attributes = t[:, fs.F_ATTR]
     header_ok = t[:, fs.F_HEADER_OK] == 1
-    compressed = (attributes & _CODEC_MASK) != 0
-    v2_data = (magic == 2) & header_ok & ((attributes & _CONTROL_BIT) == 0)
+    compressed = (attributes & layout.V2_ATTR_COMPRESSION_MASK) != 0
+    v2_data = (magic == 2) & header_ok & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) == 0)
     legacy = ((magic == 0) | (magic == 1)) & header_ok
     kind = np.full(len(t), _REFERENCE, np.int8)
     kind[v2_data & ~compressed] = _FAST
@@ -520,7 +529,7 @@ def _plan(
         )
     # Transaction markers in Kafka's own form need no decoding: the kernel checks them
     # (kernels.markers); any other control batch, or a damaged one, takes the reference.
-    control = (magic == 2) & header_ok & ((attributes & _CONTROL_BIT) != 0)
+    control = (magic == 2) & header_ok & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
     marker = _marker_types(chunk.buf, t, control, opts.verify_crc)
     odd = [
         i
@@ -533,7 +542,12 @@ def _plan(
     options = ReadOptions(opts.verify_crc, True, opts.max_bytes)
     for i in odd:
         pos, size, base = int(t[i, fs.F_POS]), int(t[i, fs.F_SIZE]), int(t[i, fs.F_BASE])
-        frame = Frame(pos + chunk.shift, base, chunk.view[pos + 16], chunk.view[pos : pos + size])
+        frame = Frame(
+            pos + chunk.shift,
+            base,
+            chunk.view[pos + layout.FRAME_MAGIC],
+            chunk.view[pos : pos + size],
+        )
         try:
             batch = read_batch(frame, options, file=chunk.name)
         except KafkaFormatError as exc:
@@ -575,17 +589,19 @@ def _plan(
             int(t[i, fs.F_PID]),
             base,
             base + int(t[i, fs.F_LAST_DELTA]),
-            bool(attr & _CONTROL_BIT),  # a data batch, or a marker the kernel checked
-            bool(attr & _TRANSACTIONAL_BIT),
+            bool(
+                attr & layout.V2_ATTR_IS_CONTROL_MASK
+            ),  # a data batch, or a marker the kernel checked
+            bool(attr & layout.V2_ATTR_IS_TRANSACTIONAL_MASK),
         )
 
 
-def _collect_aborted(source: Source, opts: _Options, name: str | None) -> AbortedTransactions:
+def _collect_aborted(request: ReadRequest, opts: _Options) -> AbortedTransactions:
     """The reference's first read_committed pass: markers and open transactions, from the
     transactional batches only (the others cannot matter)."""
 
     def transactional_events() -> Iterator[TxnEvent]:
-        for log in resolve(source, name=name):
+        for log in request.inputs:
             segment = SegmentOffsets(log.base_offset)
             with _open_input(log) as inp:
                 chunks = (
@@ -600,7 +616,7 @@ def _collect_aborted(source: Source, opts: _Options, name: str | None) -> Aborte
                         break
                     yield from _transactional(item, opts, segment)
 
-    return collect_aborted_events(transactional_events(), source)
+    return collect_aborted_events(transactional_events(), request)
 
 
 def _transactional(chunk: _Chunk, opts: _Options, segment: SegmentOffsets) -> Iterator[TxnEvent]:
@@ -690,7 +706,9 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             _decompress_error(sec, view, opts)
             if sec[fs.S_STATUS] == fs.E_DECOMPRESS
             else _kernel_error(
-                sec, int(t[i, fs.F_POS]) + chunk.shift, bool(t[i, fs.F_ATTR] & _CODEC_BITS)
+                sec,
+                int(t[i, fs.F_POS]) + chunk.shift,
+                bool(t[i, fs.F_ATTR] & layout.V2_ATTR_COMPRESSION_MASK),
             )
         )
         chunk.errors[i] = error.located(

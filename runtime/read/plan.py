@@ -33,7 +33,6 @@ from ..errors import CorruptBatchError, DecompressionError, KafkaFormatError
 from ..format import layout, messages
 from ..format.batches import count_cannot_fit
 from ..format.codecs import decompress_buffer, resolve_codec
-from ..format.crc import BATCH_CRC_START
 from ..format.sizes import max_record_count
 from ..kernels import crc32 as kernel_crc
 from ..kernels import fastscan as fs
@@ -48,10 +47,6 @@ from ..progress import Progress
 GROUP_BYTES = 1 << 30
 # How a frame is decoded (fastscan.K_*): only these two kinds are planned here.
 _COMPRESSED, _WRAPPER = fs.K_COMPRESSED, fs.K_WRAPPER
-_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
-_V2_HEADER = layout.V2_HEADER_SIZE
-# Rows to make room for in a wrapper's decompressed value: the least an inner entry takes.
-_MIN_INNER_ENTRY = layout.LEGACY_V0_ENTRY_MIN_SIZE
 
 
 @dataclass(slots=True)
@@ -80,26 +75,26 @@ def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) 
     """CRC and count checks of a v2 batch, and its payload decompressed (the reference's
     order: CRC, negative count, decompression, count against size). False for a batch of no
     records, which Kafka (and the reference) neither decompresses nor checks further."""
-    pos = int(sec[fs.S_START]) - _V2_HEADER
+    pos = int(sec[fs.S_START]) - layout.V2_HEADER_SIZE
     end = int(sec[fs.S_END])
     count = int(sec[fs.S_COUNT])
     if opts.verify_crc:
-        computed = crc32c(view[pos + BATCH_CRC_START : end])
-        stored = struct.unpack_from(">I", view, pos + 17)[0]
+        computed = crc32c(view[pos + layout.V2_CRC_START : end])
+        stored = struct.unpack_from(">I", view, pos + layout.V2_CRC)[0]
         if computed != stored:
             raise messages.crc_mismatch(stored, computed, "crc32c")
     if count < 0:
         raise CorruptBatchError(messages.negative_count(count))
-    attributes = struct.unpack_from(">h", view, pos + 21)[0]
-    codec = attributes & _CODEC_MASK
+    attributes = struct.unpack_from(">h", view, pos + layout.V2_ATTRIBUTES)[0]
+    codec = attributes & layout.V2_ATTR_COMPRESSION_MASK
     if count == 0:
         resolve_codec(codec, magic=2)
         return False
     if codec:
-        payload = decompress_into(codec, pos + _V2_HEADER, end, view, opts)
+        payload = decompress_into(codec, pos + layout.V2_HEADER_SIZE, end, view, opts)
         if payload is None:
             payload = decompress_buffer(
-                codec, view[pos + _V2_HEADER : end], magic=2, max_bytes=opts.max_bytes
+                codec, view[pos + layout.V2_HEADER_SIZE : end], magic=2, max_bytes=opts.max_bytes
             )
         holders.append(payload)
         sec[fs.S_ADDR] = _address(payload)
@@ -107,7 +102,7 @@ def prepare_v2(sec: np.ndarray, view: memoryview, opts: Options, holders: list) 
         sec[fs.S_END] = end = len(payload)
         start = 0
     else:
-        start = pos + _V2_HEADER
+        start = pos + layout.V2_HEADER_SIZE
     if count > max_record_count(end - start):
         raise count_cannot_fit(count, end - start)
     return True
@@ -120,11 +115,11 @@ def plan_packed(
     (``kernel_payloads``): their CRCs checked and their payloads planned in one call per kind,
     without the GIL. True where a section was turned into a FORMAT_PACKED_WRAPPER or
     FORMAT_PACKED_V2 one; the others take ``prepare_wrapper`` or ``prepare_v2``."""
-    codecs = attributes & _CODEC_MASK
-    packed = codecs == kernel_payloads.SNAPPY
+    codecs = attributes & layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
+    packed = codecs == layout.COMPRESSION_CODEC_SNAPPY
     if kernel_lz4.LZ4_DECOMPRESS:
-        lz4 = codecs == kernel_payloads.LZ4
-        if kernel_inflate.available(kernel_inflate.LZ4):
+        lz4 = codecs == layout.COMPRESSION_CODEC_LZ4
+        if kernel_inflate.available(layout.COMPRESSION_CODEC_LZ4):
             # A small frame's capacity is 255 times its size (its one block's bound), and the
             # decoder's buffers are sized from capacities: a chunk of one-record batches
             # asked for megabytes. LZ4F decodes small frames to their exact size instead.
@@ -151,7 +146,8 @@ def plan_packed(
         chosen = wrappers[ok]
         sections[chosen, fs.S_FORMAT] = fs.FORMAT_PACKED_WRAPPER
         _point_at_scratch(sections, chosen, codecs, plan[ok, 0], plan[ok, 1], plan[ok, 2])
-        sections[chosen, fs.S_COUNT] = plan[ok, 2] // _MIN_INNER_ENTRY + 1
+        # rows to make room for: as many as the least inner entries fit in the value
+        sections[chosen, fs.S_COUNT] = plan[ok, 2] // layout.LEGACY_V0_ENTRY_MIN_SIZE + 1
         taken[chosen] = True
     batches = np.flatnonzero(packed & (kinds == _COMPRESSED))
     if len(batches):
@@ -211,7 +207,7 @@ def plan_inflated(
     (``kernel_inflate``): their CRCs checked, their payloads decoded into arenas kept in
     ``holders``, their sections pointed there. True where a section was; the others take
     ``prepare_wrapper`` or ``prepare_v2``, which raise the reference's errors."""
-    codecs = attributes & _CODEC_MASK
+    codecs = attributes & layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes
     wrappers = kinds == _WRAPPER
     magics = sections[:, fs.S_MAGIC]
     wanted = ((kinds == _COMPRESSED) | wrappers) & ~taken
@@ -244,7 +240,7 @@ def plan_inflated(
     inner = picked[wrappers[picked]]
     sections[inner, fs.S_COUNT] = (
         sections[inner, fs.S_END] - sections[inner, fs.S_START]
-    ) // _MIN_INNER_ENTRY + 1
+    ) // layout.LEGACY_V0_ENTRY_MIN_SIZE + 1
     done[picked] = True
     return done
 
@@ -254,16 +250,19 @@ def inflatable(codecs: np.ndarray, magics: np.ndarray, wrappers: np.ndarray) -> 
     zstd (v2 batches only: Kafka allows no zstd wrapper) and LZ4 but Kafka 0.8's frames
     (magic 0), whose header checksum only the Python path is told about."""
     return (
-        ((codecs == kernel_inflate.GZIP) & kernel_inflate.available(kernel_inflate.GZIP))
-        | (
-            (codecs == kernel_inflate.ZSTD)
-            & ~wrappers
-            & kernel_inflate.available(kernel_inflate.ZSTD)
+        (
+            (codecs == layout.COMPRESSION_CODEC_GZIP)
+            & kernel_inflate.available(layout.COMPRESSION_CODEC_GZIP)
         )
         | (
-            (codecs == kernel_inflate.LZ4)
+            (codecs == layout.COMPRESSION_CODEC_ZSTD)
+            & ~wrappers
+            & kernel_inflate.available(layout.COMPRESSION_CODEC_ZSTD)
+        )
+        | (
+            (codecs == layout.COMPRESSION_CODEC_LZ4)
             & (magics != 0)
-            & kernel_inflate.available(kernel_inflate.LZ4)
+            & kernel_inflate.available(layout.COMPRESSION_CODEC_LZ4)
         )
     )
 
@@ -357,7 +356,7 @@ def crc_holds(
     found = np.empty(len(chosen), np.bool_)
     kernel_payloads.check_batches(
         buf.ctypes.data,
-        np.ascontiguousarray(positions + _V2_HEADER),
+        np.ascontiguousarray(positions + layout.V2_HEADER_SIZE),
         np.ascontiguousarray(positions + table[chosen, fs.F_SIZE]),
         kernel_crc.CRC32C_FUNCTION,
         found,
@@ -411,22 +410,22 @@ def decompress_error(sec: np.ndarray, view: memoryview, opts: Options) -> KafkaF
     return DecompressionError(f"{resolve_codec(codec, magic=magic).name.lower()}: does not decode")
 
 
-_LEGACY_HEAD = layout.field_struct(layout.LEGACY_HEADER_FIELDS, "crc", "attributes")  # from 12
+_LEGACY_HEAD = layout.field_struct(layout.LEGACY_HEADER_FIELDS, "crc", "attributes")
 _I32 = layout.field_struct(layout.LEGACY_V0_FIXED_FIELDS, "len_key")
 
 
 def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: list) -> None:
     """CRC of a v0/v1 wrapper and its value decompressed (the inner messages)."""
     pos, end = int(sec[fs.S_START]), int(sec[fs.S_END])
-    stored, magic, attributes = _LEGACY_HEAD.unpack_from(view, pos + 12)
+    stored, magic, attributes = _LEGACY_HEAD.unpack_from(view, pos + layout.LEGACY_CRC)
     if opts.verify_crc:
         # By address: the chunk's own (not yet replaced by the payload's), and zlib's crc32
         # is three times slower than the kernels'.
-        computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + 16, end)
+        computed = kernel_crc.crc32(int(sec[fs.S_ADDR]), pos + layout.LEGACY_CRC_START, end)
         if computed != stored:
             raise messages.crc_mismatch(stored, computed, "crc32")
     start, stop = _value_span(view, pos, end, magic)
-    codec = attributes & _CODEC_MASK
+    codec = attributes & layout.LEGACY_ATTR_COMPRESSION_MASK
     payload = decompress_into(codec, start, stop, view, opts)
     if payload is None:
         payload = decompress_buffer(codec, view[start:stop], magic=magic, max_bytes=opts.max_bytes)
@@ -434,7 +433,7 @@ def prepare_wrapper(sec: np.ndarray, view: memoryview, opts: Options, holders: l
     sec[fs.S_ADDR] = _address(payload)
     sec[fs.S_START] = 0
     sec[fs.S_END] = len(payload)
-    sec[fs.S_COUNT] = len(payload) // _MIN_INNER_ENTRY + 1
+    sec[fs.S_COUNT] = len(payload) // layout.LEGACY_V0_ENTRY_MIN_SIZE + 1
 
 
 def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryview:
@@ -445,7 +444,7 @@ def wrapper_value(view: memoryview, pos: int, end: int, magic: int) -> memoryvie
 
 
 def _value_span(view: memoryview, pos: int, end: int, magic: int) -> tuple[int, int]:
-    p = pos + (26 if magic == 1 else 18)
+    p = pos + (layout.LEGACY_V1_LEN_KEY if magic == 1 else layout.LEGACY_V0_LEN_KEY)
     (key_len,) = _I32.unpack_from(view, p)
     p += 4
     if key_len >= 0:
@@ -465,7 +464,6 @@ def _value_span(view: memoryview, pos: int, end: int, magic: int) -> tuple[int, 
 
 # gzip decoded in one call, bounded by the size its trailer states (most gzip batches take
 # the kernels' libdeflate path instead: ``plan_inflated``). zstd keeps the Python path.
-_GZIP = layout.COMPRESSION_CODEC_GZIP
 _GZIP_MIN = 18  # a gzip member's header (10) and trailer (8)
 # FLG bits (RFC 1952): FHCRC, and the reserved ones zlib rejects.
 _GZIP_FLAGS_REFUSED = 0x02 | 0xE0
@@ -504,7 +502,7 @@ def _gunzip(payload: memoryview, size: int) -> pa.Buffer | None:
     return pa.py_buffer(data)
 
 
-_INTO = {_GZIP: _gunzip}
+_INTO = {layout.COMPRESSION_CODEC_GZIP: _gunzip}
 
 
 def decompress_into(

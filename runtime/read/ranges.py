@@ -51,8 +51,6 @@ __all__ = ["Range", "Window", "clip_records", "clip_rows", "limit_rows", "overla
 
 _NEVER = -(1 << 62)  # a lower bound below every offset
 _ALWAYS = 1 << 62  # an upper bound above every offset and timestamp
-_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
-_CODEC_MASK = layout.V2_ATTR_COMPRESSION_MASK
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,11 +219,11 @@ def _walk(buf: np.ndarray, pos: int) -> Iterator[_Headers]:
             last = np.where(v2, base + t[:, fs.F_LAST_DELTA], base)
             last = np.where(ok, last, _ALWAYS)
             previous = np.concatenate(([before], last[:-1]))
-            wrapper = ~v2 & ((t[:, fs.F_ATTR] & _CODEC_MASK) != 0)
+            wrapper = ~v2 & ((t[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) != 0)
             first = np.where(wrapper, np.minimum(previous + 1, base), base)
             first = np.where(ok, first, _NEVER)
             before = int(last[-1]) if ok[-1] else _NEVER
-            control = v2 & ((t[:, fs.F_ATTR] & _CONTROL_BIT) != 0)
+            control = v2 & ((t[:, fs.F_ATTR] & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
             max_ts = np.where(ok, t[:, fs.F_MAX_TS], _ALWAYS)
             yield _Headers(
                 t[:, fs.F_POS], t[:, fs.F_SIZE], base, magic, control, first, last, max_ts, ok
@@ -366,13 +364,15 @@ def overlapping(table: np.ndarray, window: Window) -> np.ndarray:
     v2 = magic == 2
     base = table[:, fs.F_BASE]
     last = np.where(v2, base + table[:, fs.F_LAST_DELTA], base)
-    data = ok & ~(v2 & ((table[:, fs.F_ATTR] & _CONTROL_BIT) != 0))
+    attributes = table[:, fs.F_ATTR]
+    data = ok & ~(v2 & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0))
     inside = np.ones(len(table), bool)
     if window.first is not None:
         inside &= last >= window.first
     if window.last is not None:
         # A v0/v1 wrapper's first offset is not in its header: only its last is.
-        inside &= ~(v2 | ((table[:, fs.F_ATTR] & _CODEC_MASK) == 0)) | (base < window.last)
+        wrapper = ~v2 & ((attributes & layout.LEGACY_ATTR_COMPRESSION_MASK) != 0)
+        inside &= wrapper | (base < window.last)
     return table[~data | inside]
 
 

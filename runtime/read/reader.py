@@ -26,20 +26,17 @@ from ..errors import FramingError, KafkaFormatError
 from ..format.batches import ReadOptions, read_batch, read_header
 from ..format.codecs import DEFAULT_MAX_BYTES
 from ..format.framing import iter_frames, iter_stream_frames
-from ..model import Batch, ControlType, Record, Report
-from .ranges import Range, Window, clip_records, limit_records, windows
+from ..model import Batch, ControlType, Record, Report, TruncatedTail
+from .ranges import Range, Window, clip_records, limit_records
+from .request import ERRORS, Errors, Isolation, ReadRequest, check_errors, window_cut
 from .salvage import iter_salvaged_frames
 from .segment_offsets import SegmentOffsets, judge_frame
-from .sources import Source, read_once, reads_once, resolve
+from .sources import Source
 from .transactions import AbortedTransactions, collect_aborted
-
-Errors = Literal["strict", "skip", "salvage"]
-ERRORS = ("strict", "skip", "salvage")
-Isolation = Literal["read_uncommitted", "read_committed"]
 
 
 def iter_batches(
-    source: Source,
+    source: Source | ReadRequest,
     *,
     records: bool | Callable[[Batch], bool] = True,
     verify_crc: bool | Literal["report"] = True,
@@ -63,34 +60,27 @@ def iter_batches(
     their ``records`` narrowed to the range's, up to the one holding the ``max_records``-th.
     ``errors``: see the module's docstring; under "salvage" a stream that cannot be mapped is
     read into memory first (the walk looks ahead for the next whole batch).
+    ``source`` may be a :class:`~.request.ReadRequest`: its inputs, errors and range are read.
     """
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
-    batches = _batches(
-        source, rng, name, records, verify_crc, errors, max_decompressed_bytes, report
-    )
-    yield from _limit_batches(batches, rng.max_records if rng else None)
+    request = ReadRequest.of(source, name=name, errors=errors, range=rng)
+    batches = _batches(request, records, verify_crc, max_decompressed_bytes, report)
+    yield from _limit_batches(batches, request.range.max_records if request.range else None)
 
 
 def _batches(
-    source: Source,
-    rng: Range | None,
-    name: str | None,
+    request: ReadRequest,
     records: bool | Callable[[Batch], bool],
     verify_crc: bool | str,
-    errors: Errors,
     max_bytes: int,
     report: Report | None,
     control: bool = False,
 ) -> Iterator[Batch]:
-    """The batches of every window of ``source``; ``control``: control batches outside the
+    """The batches of every window of the request; ``control``: control batches outside the
     range too (read_committed's walk needs every marker)."""
-    check_errors(errors)
     report = report if report is not None else Report()
-    if (rng is not None or errors == "salvage") and reads_once(source):
-        # a range reads the bytes twice; salvage looks ahead for the next whole batch
-        source, read_name = read_once(source)
-        name = name or read_name
-    for window in windows(resolve(source, name=name), rng, from_start=control):
+    errors = request.errors
+    for window in request.windows(from_start=control):
         yield from _file_batches(window, records, verify_crc, errors, max_bytes, report, control)
 
 
@@ -121,17 +111,18 @@ def _file_batches(
     decode_all = ReadOptions(verify_crc, True, max_bytes)
     header_only = ReadOptions(verify_crc, False, max_bytes)
     ranged = window.first is not None or window.last is not None
+    tails: list[TruncatedTail] = []
     with log.open() as opened:
         if isinstance(opened, memoryview) and errors == "salvage":
             frames = iter_salvaged_frames(
-                opened, log.name, report.errors, report.truncated, window.start, window.end
+                opened, log.name, report.errors, tails, window.start, window.end
             )
         elif isinstance(opened, memoryview):
             frames = iter_frames(
-                opened, file=log.name, start=window.start, end=window.end, tails=report.truncated
+                opened, file=log.name, start=window.start, end=window.end, tails=tails
             )
         else:
-            frames = iter_stream_frames(opened, file=log.name, tails=report.truncated)
+            frames = iter_stream_frames(opened, file=log.name, tails=tails)
         segment = SegmentOffsets(log.base_offset)
         try:
             for frame in frames:
@@ -173,6 +164,16 @@ def _file_batches(
             if errors == "strict":
                 raise
             report.errors.append(exc)
+        available = len(opened) if isinstance(opened, memoryview) else None
+    for tail in tails:
+        limit = window.end if window.end is not None else available
+        cut = window_cut(log, tail, limit, available) if available is not None else None
+        if cut is None:
+            report.truncated.append(tail)
+        elif errors == "strict":
+            raise cut
+        else:
+            report.errors.append(cut)
 
 
 def _wanted(frame, window: Window, name: str, control: bool) -> bool:
@@ -183,11 +184,6 @@ def _wanted(frame, window: Window, name: str, control: bool) -> bool:
     except KafkaFormatError:
         return True
     return window.overlaps(header) or (control and header.is_control)
-
-
-def check_errors(errors: str) -> None:
-    if errors not in ERRORS:
-        raise ValueError(f"errors must be 'strict', 'skip' or 'salvage', not {errors!r}")
 
 
 def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
@@ -214,7 +210,7 @@ def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
 
 
 def iter_records(
-    source: Source,
+    source: Source | ReadRequest,
     *,
     isolation: Isolation = "read_uncommitted",
     verify_crc: bool = True,
@@ -244,36 +240,26 @@ def iter_records(
     before the first with timestamp >= ``end_timestamp``; at most ``max_records`` in all.
     The indexes lead to the start, and reading stops where the range ends.
     """
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise ValueError(f"isolation must be read_uncommitted or read_committed, not {isolation!r}")
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
-    common = dict(
-        verify_crc=verify_crc,
-        errors=errors,
-        max_decompressed_bytes=max_decompressed_bytes,
-        name=name,
-    )
-    if isolation == "read_uncommitted":
-        batches = _batches(
-            source, rng, name, True, verify_crc, errors, max_decompressed_bytes, report
-        )
-        yield from limit_records(_data_records(batches), rng.max_records if rng else None)
+    # Two passes over a stream that cannot be mapped (a file object, a pipe or FIFO path)
+    # find it in memory: the request holds it from the start.
+    request = ReadRequest.of(source, name=name, isolation=isolation, errors=errors, range=rng)
+    limit = rng.max_records if rng else None
+    if not request.committed:
+        batches = _batches(request, True, verify_crc, max_decompressed_bytes, report)
+        yield from limit_records(_data_records(batches), limit)
         return
-    if reads_once(source):
-        # Two passes over a stream that cannot be mapped (a file object, a pipe or FIFO path)
-        # need it in memory.
-        source, read_name = read_once(source)
-        common["name"] = name or read_name
     if aborted is None:
-        # The first pass reports nothing: the second sees the same batches and reports them.
-        aborted = collect_aborted(
-            iter_batches(source, records=_is_control, **{**common, "errors": _lenient(errors)}),
-            source,
-        )
-    batches = _batches(
-        source, rng, common["name"], True, verify_crc, errors, max_decompressed_bytes, report, True
-    )
-    yield from limit_records(aborted.filter(batches), rng.max_records if rng else None)
+        # The first pass reads every marker and reports nothing: the second sees the same
+        # batches and reports them.
+        if request.aborted is not None:
+            aborted = request.aborted
+        else:
+            first = request.first_pass(_lenient(request.errors))
+            markers = _batches(first, _is_control, verify_crc, max_decompressed_bytes, None)
+            aborted = collect_aborted(markers, request)
+    batches = _batches(request, True, verify_crc, max_decompressed_bytes, report, True)
+    yield from limit_records(aborted.filter(batches), limit)
 
 
 def _data_records(batches: Iterator[Batch]) -> Iterator[Record]:
@@ -291,4 +277,13 @@ def _is_control(batch: Batch) -> bool:
     return batch.is_control
 
 
-__all__ = ["ERRORS", "ControlType", "check_errors", "damaged_batch", "iter_batches", "iter_records"]
+__all__ = [
+    "ERRORS",
+    "ControlType",
+    "Errors",
+    "Isolation",
+    "check_errors",
+    "damaged_batch",
+    "iter_batches",
+    "iter_records",
+]

@@ -46,9 +46,9 @@ import numpy as np
 from ..errors import FramingError, KafkaFormatError
 from ..format import layout
 from ..format.batches import check_crc, read_header
-from ..format.crc import BATCH_CRC_START, LEGACY_CRC_START, crc32, crc32c
+from ..format.crc import crc32, crc32c
 from ..format.extent import framed_end, proven_end, repaired_frame
-from ..format.framing import MAGIC_OFFSET, Damage, Frame, judge, resync
+from ..format.framing import Damage, Frame, judge, resync
 from ..kernels import fastscan as fs
 from ..model import TruncatedTail
 from . import plan
@@ -62,17 +62,15 @@ __all__ = [
     "salvage_walk",
 ]
 
-_V2_CRC = 17  # the stored CRC-32C of a v2 batch (bytes 17-21)
-_LEGACY_CRC = 12  # the stored CRC-32 of a v0/v1 message (bytes 12-16)
-_CODEC = layout.V2_ATTR_COMPRESSION_MASK  # the same bits in v0/v1 attributes (byte 17)
-
 
 def crc_holds(view: memoryview, pos: int, size: int) -> bool:
     """Whether the stored CRC of the whole frame ``view[pos:pos + size]`` holds."""
     frame = view[pos : pos + size]
-    if frame[MAGIC_OFFSET] == 2:
-        return crc32c(frame[BATCH_CRC_START:]) == int.from_bytes(frame[_V2_CRC : _V2_CRC + 4])
-    return crc32(frame[LEGACY_CRC_START:]) == int.from_bytes(frame[_LEGACY_CRC : _LEGACY_CRC + 4])
+    if frame[layout.FRAME_MAGIC] == 2:
+        stored = frame[layout.V2_CRC : layout.V2_CRC + layout.V2_CRC_SIZE]
+        return crc32c(frame[layout.V2_CRC_START :]) == int.from_bytes(stored)
+    stored = frame[layout.LEGACY_CRC : layout.LEGACY_CRC + layout.LEGACY_CRC_SIZE]
+    return crc32(frame[layout.LEGACY_CRC_START :]) == int.from_bytes(stored)
 
 
 def _follows_cleanly(view: memoryview, pos: int, limit: int) -> bool:
@@ -144,7 +142,9 @@ def _resume(view: memoryview, damage: Damage, limit: int) -> int | None:
     if damage.repaired is not None:
         return damage.repaired
     if damage.broken is not None:
-        wrapper = view[pos + MAGIC_OFFSET] < 2 and view[pos + MAGIC_OFFSET + 1] & _CODEC != 0
+        wrapper = view[pos + layout.FRAME_MAGIC] < 2 and (
+            view[pos + layout.LEGACY_ATTRIBUTES] & layout.LEGACY_ATTR_COMPRESSION_MASK != 0
+        )
         if wrapper:
             return damage.resume
     framed = _framed_resume(view, pos, limit)
@@ -198,7 +198,7 @@ def salvage_walk(
         if isinstance(verdict, Damage):
             error = verdict.error(file)
             if verdict.repaired is not None:
-                frame = Frame(pos, verdict.base_offset or 0, view[pos + MAGIC_OFFSET], view)
+                frame = Frame(pos, verdict.base_offset or 0, view[pos + layout.FRAME_MAGIC], view)
                 yield Step(pos, verdict.repaired, _repaired(view, frame, verdict.repaired), error)
                 pos = verdict.repaired
                 continue
@@ -285,7 +285,10 @@ def salvage_scan(
                     yield frames[:i].copy()
                 pos, size = int(frames[i, fs.F_POS]), int(frames[i, fs.F_SIZE])
                 frame = Frame(
-                    pos, int(frames[i, fs.F_BASE]), view[pos + MAGIC_OFFSET], view[pos : pos + size]
+                    pos,
+                    int(frames[i, fs.F_BASE]),
+                    view[pos + layout.FRAME_MAGIC],
+                    view[pos : pos + size],
                 )
                 yield bad_crc(frame, file)
                 yield _row(view, pos, own)

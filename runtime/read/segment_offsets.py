@@ -41,7 +41,6 @@ from .salvage import crc_holds
 __all__ = ["INT32_MAX", "SegmentOffsets", "judge_frame", "judge_frames"]
 
 INT32_MAX = (1 << 31) - 1
-_CODEC = layout.LEGACY_ATTR_COMPRESSION_MASK  # v0/v1: a wrapper holds only its last offset
 
 
 class SegmentOffsets:
@@ -140,7 +139,8 @@ def judge_frames(
     v2 = t[:, fs.F_MAGIC] == 2
     base = t[:, fs.F_BASE]
     deltas = np.where(v2, t[:, fs.F_LAST_DELTA], 0)
-    known = v2 | ((t[:, fs.F_ATTR] & _CODEC) == 0)
+    # v0/v1: a wrapper holds only its last offset
+    known = v2 | ((t[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
     if segment.all_hold(base, deltas, known):
         # the bar: the last batch whose CRC holds (one CRC, as a rule)
         for k in range(len(rows) - 1, -1, -1):

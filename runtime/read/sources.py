@@ -51,6 +51,9 @@ class LogInput:
     base_offset: int | None = None
     path: Path | None = None
     data: Any = None  # bytes-like or a binary file object when there is no path
+    #: The whole file's size when ``data`` holds only its first bytes (a Spark task's split
+    #: of a remote file): a batch running past the end of ``data`` is then no tail.
+    size: int | None = None
 
     @contextmanager
     def open(self) -> Iterator[memoryview | BinaryIO]:
@@ -75,7 +78,7 @@ class LogInput:
                     view.release()
                     _close_mmap(mapped)
             return
-        if isinstance(self.data, bytes | bytearray | memoryview):
+        if isinstance(self.data, bytes | bytearray | memoryview | mmap.mmap):
             yield memoryview(self.data).cast("B")
             return
         stream = self.data

@@ -34,11 +34,8 @@ from ..format.framing import Frame, iter_frames
 from ..kernels import fastscan as fs
 from ..model import Batch, ControlType, Record
 from .plan import NOT_A_MARKER, Options, crc_holds, marker_types
-from .sources import LogInput, Source, partition_inputs, resolve
-
-_TRANSACTIONAL_BIT = layout.V2_ATTR_IS_TRANSACTIONAL_MASK
-_CONTROL_BIT = layout.V2_ATTR_IS_CONTROL_MASK
-_ABORT = layout.CONTROL_RECORD_TYPE_ABORT
+from .request import ReadRequest
+from .sources import LogInput, Source, partition_inputs
 
 Partition = tuple[str | None, int | None]
 
@@ -122,6 +119,18 @@ class AbortedTransactions:
         self.aborted.setdefault(partition, set()).add((first_offset, producer_id))
         key = (partition, producer_id, first_offset)
         self.ends[key] = max(self.ends.get(key, last_offset), last_offset)
+
+    @classmethod
+    def known(
+        cls, partition: Partition, ranges: Iterable[tuple[int, int, int]]
+    ) -> AbortedTransactions:
+        """Aborted transactions known before a read: (producer id, first offset, last offset)
+        triples, the last :data:`OPEN_END` for one without a marker (a Spark task's, from the
+        driver, which ends the task's window at the last stable offset already)."""
+        result = cls()
+        for producer_id, first, last in ranges:
+            result.add(partition, producer_id, first, last)
+        return result
 
     def ranges(self, partition: Partition) -> AbortedRanges:
         """The partition's aborted transactions as :class:`AbortedRanges`."""
@@ -236,9 +245,12 @@ class TxnEvent:
         )
 
 
-def collect_aborted(batches: Iterable[Batch], source: Source | None = None) -> AbortedTransactions:
+def collect_aborted(
+    batches: Iterable[Batch], source: ReadRequest | Source | None = None
+) -> AbortedTransactions:
     """Aborted and open transactions from the markers in ``batches`` (control batches must be
-    decoded) and from the ``.txnindex`` files beside the segments of ``source``."""
+    decoded) and from the ``.txnindex`` files beside the segments of ``source`` (the read's
+    request, whose inputs are not resolved again)."""
     return collect_aborted_events(
         (TxnEvent.of(b) for b in batches if b.producer_id >= 0 and b.is_transactional), source
     )
@@ -281,7 +293,7 @@ class AbortedWalk:
 
 
 def collect_aborted_events(
-    events: Iterable[TxnEvent], source: Source | None = None
+    events: Iterable[TxnEvent], source: ReadRequest | Source | None = None
 ) -> AbortedTransactions:
     """``collect_aborted`` over the transactional batches' events, in log order: the columnar
     reader makes them from its kernels' checks, without decoding a healthy batch."""
@@ -290,9 +302,12 @@ def collect_aborted_events(
         walk.feed(event)
     result = walk.done()
     if isinstance(source, str | PathLike):
-        _add_txn_indexes(result, source)
+        source = ReadRequest.of(source)
+    if isinstance(source, ReadRequest):
+        # side files exist only beside segments found by path: inputs without one are skipped
+        _add_txn_indexes(result, source.inputs)
         if result.open:
-            _read_ahead(result, source)
+            _read_ahead(result, source.inputs)
     return result
 
 
@@ -317,9 +332,9 @@ def table_events(
         (table[:, fs.F_MAGIC] == 2)
         & (table[:, fs.F_HEADER_OK] == 1)
         & (table[:, fs.F_PID] >= 0)
-        & ((attributes & _TRANSACTIONAL_BIT) != 0)
+        & ((attributes & layout.V2_ATTR_IS_TRANSACTIONAL_MASK) != 0)
     )
-    control = (attributes & _CONTROL_BIT) != 0
+    control = (attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0
     marker = marker_types(buf, table, wanted & control, opts.verify_crc)
     intact = crc_holds(buf, table, wanted & ~control, opts.verify_crc)
     tp = (topic, partition)
@@ -329,7 +344,7 @@ def table_events(
             yield TxnEvent(tp, pid, base, bool(control[i]), False, False)
             continue
         if marker[i] != NOT_A_MARKER:
-            yield TxnEvent(tp, pid, base, True, True, marker[i] == _ABORT)
+            yield TxnEvent(tp, pid, base, True, True, marker[i] == layout.CONTROL_RECORD_TYPE_ABORT)
             continue
         if intact[i]:
             yield TxnEvent(tp, pid, base, False, True, False)
@@ -347,10 +362,9 @@ def table_events(
         yield TxnEvent.of(batch)
 
 
-def _read_ahead(result: AbortedTransactions, source: Source) -> None:
+def _read_ahead(result: AbortedTransactions, inputs: tuple[LogInput, ...]) -> None:
     """Settle transactions left open at the end of a segment read alone from the markers of
     the later segments of its partition directory, as the broker would have them."""
-    inputs = resolve(source)
     if len(inputs) != 1 or inputs[0].path is None or inputs[0].base_offset is None:
         return  # a partition or log directory is read whole; other files have no successors
     (log,) = inputs
@@ -392,8 +406,8 @@ def _settle_from(
             return  # damage ends what can be known; the transaction stays open
 
 
-def _add_txn_indexes(result: AbortedTransactions, source: Source) -> None:
-    for log in resolve(source):
+def _add_txn_indexes(result: AbortedTransactions, inputs: tuple[LogInput, ...]) -> None:
+    for log in inputs:
         if log.path is None or log.base_offset is None:
             continue
         path = Path(log.path).with_name(segment_file_name(log.base_offset, FileKind.TXN_INDEX))

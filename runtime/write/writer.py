@@ -61,6 +61,7 @@ from kafka_format.schemas.txn_index import build_txn_index
 
 from ..files.checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
 from ..files.names import FileKind, partition_dir_name, segment_file_name
+from ..format import layout
 from ..format.codecs import Codec
 from ..model import TimestampType, increment_sequence
 from .appends import check_append, legacy_bytes, v2_bytes, v2_shape
@@ -99,8 +100,6 @@ DEFAULT_MAX_INDEX_BYTES = 10 * 1024 * 1024
 #: Where the default clock starts: 2023-11-14T22:13:20Z, a fixed time for reproducible output.
 DEFAULT_START_TIME_MS = 1_700_000_000_000
 
-OFFSET_INDEX_ENTRY = 8
-TIME_INDEX_ENTRY = 12
 _INT32_MAX = 0x7FFFFFFF
 
 
@@ -142,8 +141,8 @@ class PartitionWriter:
     ) -> None:
         if segment_bytes < 1 or segment_bytes > _INT32_MAX:
             raise ValueError(f"segment_bytes must be within 1..{_INT32_MAX}, not {segment_bytes}")
-        if max_index_bytes < TIME_INDEX_ENTRY:
-            raise ValueError(f"max_index_bytes must be at least {TIME_INDEX_ENTRY}")
+        if max_index_bytes < layout.TIME_INDEX_ENTRY_SIZE:
+            raise ValueError(f"max_index_bytes must be at least {layout.TIME_INDEX_ENTRY_SIZE}")
         if int(timestamp_type) not in (0, 1):
             raise ValueError("timestamp_type must be CREATE_TIME or LOG_APPEND_TIME")
         self.topic = topic
@@ -521,8 +520,8 @@ class PartitionWriter:
         # identical one, or keep it when the offsets would not fit (we refuse that below).
         if segment.size > 0 and (
             segment.size > self.segment_bytes - size
-            or len(segment.index) >= self._max_entries(OFFSET_INDEX_ENTRY)
-            or len(segment.time_index) >= self._max_entries(TIME_INDEX_ENTRY)
+            or len(segment.index) >= self._max_entries(layout.OFFSET_INDEX_ENTRY_SIZE)
+            or len(segment.time_index) >= self._max_entries(layout.TIME_INDEX_ENTRY_SIZE)
             or last_offset - segment.base_offset > _INT32_MAX
         ):
             self._roll(first_offset)
@@ -589,8 +588,12 @@ class PartitionWriter:
         """Write the segment's indexes, trimmed (``trimToValidSize``) or at full size."""
         segment.log.close()
         for kind, data, entry in (
-            (FileKind.INDEX, build_offset_index(segment.index), OFFSET_INDEX_ENTRY),
-            (FileKind.TIME_INDEX, build_time_index(segment.time_index), TIME_INDEX_ENTRY),
+            (FileKind.INDEX, build_offset_index(segment.index), layout.OFFSET_INDEX_ENTRY_SIZE),
+            (
+                FileKind.TIME_INDEX,
+                build_time_index(segment.time_index),
+                layout.TIME_INDEX_ENTRY_SIZE,
+            ),
         ):
             with open(segment.file(kind), "wb") as fh:
                 fh.write(data)

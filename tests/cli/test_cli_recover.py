@@ -181,10 +181,10 @@ def test_progress_on_a_terminal(damaged, tmp_path):
     assert b"recover: " not in stdout.replace(b"Recovered", b"")
 
 
-def test_a_copy_that_does_not_verify_says_so(capsys, source, tmp_path):
-    """The default mode keeps a batch whose CRC holds although its records do not read (as
-    Kafka's recovery does): the copy is written (exit 1) and the report says it does not
-    verify, naming the batch, partition by partition."""
+def test_a_batch_whose_records_do_not_read_is_where_recovery_truncates(capsys, source, tmp_path):
+    """A batch whose CRC holds although its records do not read is damage for verify and
+    every reader, so the default mode truncates before it (Kafka's recovery, which never
+    decodes records, would keep it): exit 1, the batch named, and the copy verifies."""
     from kafka.record.util import calc_crc32c
 
     copy = tmp_path / "src"
@@ -201,12 +201,13 @@ def test_a_copy_that_does_not_verify_says_so(capsys, source, tmp_path):
     segment.write_bytes(bytes(data))
     out = tmp_path / "out"
     status, stdout, _ = recover_cli(capsys, "--json", copy, out)
-    assert status == 1  # written, but it does not verify
+    assert status == 1  # the source is damaged
     report = json.loads(stdout)
-    assert report["verified"] is False
-    assert any(f"@{position}" in line for line in report["verify_errors"])
-    verdicts = {p["partition"]: p["verified"] for p in report["partitions"]}
-    assert verdicts == {0: True, 1: False}
+    assert report["verified"] is True and not report["verify_errors"]
+    damaged = {p["partition"]: p for p in report["partitions"] if p["dropped"]}
+    assert set(damaged) == {1}
+    first = damaged[1]["dropped"][0]
+    assert first["start"] == position and first["cause"].startswith("records do not read")
 
 
 @pytest.mark.parametrize("mode", [(), ("--salvage",)], ids=["kafka", "salvage"])

@@ -24,12 +24,12 @@ from kafka.record.legacy_records import LegacyRecordBase, LegacyRecordBatchBuild
 from kafka.record.util import encode_varint, size_of_varint
 
 from kafka_format.runtime.analysis.stats import log_stats
+from kafka_format.runtime.format import layout
 from kafka_format.runtime.format.framing import LOG_OVERHEAD, MIN_FRAME_LENGTH
 from kafka_format.runtime.format.sizes import (
     LEGACY_MESSAGE_HEADER,
     LEGACY_RECORD_OVERHEAD,
     MAX_RECORD_OVERHEAD,
-    V2_BATCH_HEADER,
     batch_header_size,
     legacy_record_size,
     size_upper_bound,
@@ -113,7 +113,7 @@ def test_v2_batch_header():
     """An empty v2 batch is all header: 61 bytes, LOG_OVERHEAD included."""
     builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
     theirs = bytes(builder.build())
-    assert len(theirs) == V2_BATCH_HEADER == 61
+    assert len(theirs) == layout.V2_HEADER_SIZE == 61
     assert len(build_record_batch([], base_timestamp=0, max_timestamp=-1)) == 61
 
 
@@ -149,7 +149,7 @@ def test_size_constants_are_kafka_pythons():
         1: LegacyRecordBase.RECORD_OVERHEAD_V1,
     }
     assert MAX_RECORD_OVERHEAD == DefaultRecordBatchBuilder.MAX_RECORD_OVERHEAD == 21
-    assert V2_BATCH_HEADER == DefaultRecordBatchBuilder.HEADER_STRUCT.size == 61
+    assert layout.V2_HEADER_SIZE == DefaultRecordBatchBuilder.HEADER_STRUCT.size == 61
     assert LEGACY_MESSAGE_HEADER == {0: 26, 1: 34}
 
 
@@ -175,7 +175,7 @@ def test_v2_record_size(records):
         DefaultRecordBatchBuilder.size_in_bytes(i, t - first, k, v, h)
         for i, (k, v, h, t) in enumerate(records)
     ]
-    assert len(v2(records)) == V2_BATCH_HEADER + sum(sizes)
+    assert len(v2(records)) == layout.V2_HEADER_SIZE + sum(sizes)
 
 
 @given(st.sampled_from([0, 1]), blobs, blobs)

@@ -462,17 +462,18 @@ def _unreadable_batch(partition: Path) -> tuple[str, int, int]:
 
 
 def test_a_batch_whose_crc_holds_but_records_do_not_read(source, damaged, tmp_path):
-    """Kafka's recovery never decodes records, so it keeps such a batch (and so does the
-    default mode: the copy's verify then names it); salvage drops it, and only it."""
+    """Kafka's recovery never decodes records and would keep such a batch, but every reader
+    (and verify) calls it damage: the default mode truncates before it, so the copy verifies;
+    salvage drops it, and only it."""
     batches = oracle(source / "orders-0")
     segment, pos, size = _unreadable_batch(damaged / "orders-0")
     k = next(i for i, b in enumerate(batches) if (b.segment, b.position) == (segment, pos))
     kafka = recover(damaged, tmp_path / "kafka")
-    assert not kafka.damaged
-    assert (tmp_path / "kafka" / "orders-0" / segment).read_bytes() == (
-        damaged / "orders-0" / segment
-    ).read_bytes()
-    assert not verify_paths([tmp_path / "kafka"]).ok
+    (truncated,) = kafka.damaged
+    assert truncated.truncated_at is not None and truncated.truncated_at.start == pos
+    assert truncated.truncated_at.cause.startswith("records do not read")
+    assert ours(tmp_path / "kafka" / "orders-0") == expected(batches[:k])
+    assert verify_paths([tmp_path / "kafka"]).ok
     salvaged = recover(damaged, tmp_path / "salvaged", salvage=True)
     (part,) = salvaged.damaged
     (dropped,) = part.dropped
