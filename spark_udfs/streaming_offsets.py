@@ -17,9 +17,10 @@ transactions), so that a trigger reads only what was appended since the last one
   before it, as a broker's log end offset does.
 * ``read_committed``: the same walk over every segment from the one holding the stream's
   start, keeping each producer's open transaction (first offset, until its COMMIT/ABORT
-  marker); the end is the last stable offset, the first offset of the earliest transaction
-  still open (``UnifiedLog.firstUnstableOffset``), when that is lower. A transaction opened
-  before the segment holding the stream's starting offset and still open is not seen.
+  marker: the readers' walk, ``transactions.AbortedWalk``); the end is the last stable
+  offset, the first offset of the earliest transaction still open
+  (``UnifiedLog.firstUnstableOffset``), when that is lower. A transaction opened before the
+  segment holding the stream's starting offset and still open is not seen.
 
 Damage in the walk (a frame that is no batch and is not a tail) fails the query under
 ``FAILFAST`` (one line: file, position, cause); otherwise the walk goes on at the next whole
@@ -41,6 +42,7 @@ from ..runtime.format.batches import read_header
 from ..runtime.format.framing import Damage, Frame, judge
 from ..runtime.log.partition import Partition, Segment
 from ..runtime.read.salvage import salvage_walk
+from ..runtime.read.transactions import AbortedWalk, TxnEvent
 from ._discovery import PartitionFiles
 from ._options import (
     EARLIEST,
@@ -55,6 +57,8 @@ from ._planning import KafkaLogSplit
 from ._scan import Counted, header_at, iter_headers
 
 LOG = logging.getLogger("kafka_format.spark_udfs")
+#: The partition a tail's transaction walk is keyed by: a tail walks one partition.
+_THIS = (None, None)
 
 TopicPartition = tuple[str, int]
 Offsets = dict[TopicPartition, int]
@@ -218,7 +222,9 @@ class _Tail:
     segment: str
     position: int
     next_offset: int | None = None
-    open: dict[int, int] = field(default_factory=dict)
+    #: The transactions walked through (``transactions.AbortedWalk``, the readers' own):
+    #: which are still open, from which offset.
+    walk: AbortedWalk = field(default_factory=AbortedWalk)
     #: Where the last whole batch walked starts (-1: none in this segment yet).
     last_at: int = -1
 
@@ -267,8 +273,8 @@ class TailTracker:
         end = max(
             tail.next_offset if tail.next_offset is not None else -1, segments[-1].base_offset
         )
-        if self.committed and tail.open:
-            stable = min(tail.open.values())
+        stable = tail.walk.stable_offset(_THIS) if self.committed else None
+        if stable is not None:
             if start is not None and start <= end:
                 # Never behind the start for a transaction opened before it and still open.
                 return max(start, min(end, stable))
@@ -324,10 +330,17 @@ class TailTracker:
                     tail.position, tail.last_at = position, header.position
                     tail.next_offset = header.last_offset + 1
                     if self.committed and header.producer_id >= 0 and header.is_transactional:
-                        if header.is_control:
-                            tail.open.pop(header.producer_id, None)
-                        else:
-                            tail.open.setdefault(header.producer_id, header.base_offset)
+                        # headers only: the last stable offset needs no marker's type
+                        tail.walk.feed(
+                            TxnEvent(
+                                _THIS,
+                                header.producer_id,
+                                header.base_offset,
+                                header.is_control,
+                                True,
+                                False,
+                            )
+                        )
                 if position >= size:
                     break
                 resume = self._stopped(source, position, size)

@@ -286,6 +286,12 @@ class AbortedWalk:
         """Whether some transaction of the partition has no marker yet."""
         return bool(self.current.get(partition))
 
+    def stable_offset(self, partition: Partition) -> int | None:
+        """The partition's last stable offset so far: the first offset of its earliest
+        transaction with no marker yet; None when none is open."""
+        ongoing = self.current.get(partition)
+        return min(ongoing.values()) if ongoing else None
+
     def done(self) -> AbortedTransactions:
         """The aborted transactions, and those still open at the end."""
         self.result.open = {tp: dict(txns) for tp, txns in self.current.items() if txns}
