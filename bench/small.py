@@ -221,6 +221,31 @@ def _ours(data: bytes) -> int:
     return n
 
 
+def segment_rule(data: bytes, repeat: int, workdir: Path | None = None) -> dict:
+    """The cost of the segment-offsets rule (``read/segment_offsets.py``: a batch's offsets
+    must lie in its segment, above the batch before it), which applies to files named as
+    segments only: the same one-record batches read as ``00000000000000000000.log`` in a
+    partition directory, as a file of another name, and as bytes, best of two rounds of
+    ``repeat`` each, µs a batch."""
+    scratch = Path(tempfile.mkdtemp(prefix="kafka-format-rule-", dir=workdir))
+    try:
+        part = scratch / "t-0"
+        part.mkdir()
+        named = part / "00000000000000000000.log"
+        named.write_bytes(data)
+        other = scratch / "batches.bin"
+        other.write_bytes(data)
+        batches = _ours(data)  # one record a batch
+        sources = {"segment": str(named), "file": str(other), "bytes": data}
+        best = dict.fromkeys(sources, float("inf"))
+        for _ in range(2):
+            for name, source in sources.items():
+                best[name] = min(best[name], _best(lambda s=source: _ours(s), repeat)[1])
+        return {"batches": batches, **{k: v / batches * 1e6 for k, v in best.items()}}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def _python_floor(n: int) -> float:
     """Seconds a Python loop calling a C function on a payload takes for ``n`` batches, the
     least any Python-level per-batch codec call costs (best of five)."""
@@ -407,6 +432,11 @@ def run(
                 )
             )
     floor = _python_floor(100_000) / 100_000 * 1e6
+    rule = segment_rule(build_case(JAVA, 0, 1, records)["data"], repeat, workdir)
+    log(
+        f"  segment rule: segment {rule['segment']:.3f} µs, file {rule['file']:.3f} µs, "
+        f"bytes {rule['bytes']:.3f} µs a batch"
+    )
     scratch = Path(tempfile.mkdtemp(prefix="kafka-format-small-", dir=workdir))
     gen = []
     try:
@@ -429,6 +459,7 @@ def run(
         "repeat": repeat,
         "peer_repeat": peer_repeat,
         "python_floor": floor,
+        "segment_rule": rule,
         "quick": quick,
         "aiokafka_kind": "aiokafka's reader (Cython)"
         if readers.aiokafka_is_cython()
@@ -572,12 +603,29 @@ def render(result: dict, machine: str) -> str:
             else ""
         ),
         "",
+        *render_segment_rule(result.get("segment_rule")),
         *render_generated(result["generated"]),
         "",
         f"Load average at the section's start {load}, at its end {after}. Machine: {machine}.",
         "",
     ]
     return "\n".join(lines)
+
+
+def render_segment_rule(rule: dict | None) -> list[str]:
+    if not rule:
+        return []
+    extra = rule["segment"] - rule["file"]
+    return [
+        "The segment-offsets rule (a batch's offsets lie in its segment, above the batch "
+        "before it: `read/segment_offsets.py`, judged a chunk at a time without a step a "
+        "batch) applies to files named as segments only. The Java none case at one record a "
+        f"batch ({rule['batches']:,} batches) read as a segment of a partition directory: "
+        f"{rule['segment']:.3f} µs a batch; as a file of another name: {rule['file']:.3f} µs; "
+        f"as bytes: {rule['bytes']:.3f} µs. The rule costs {extra:+.3f} µs a batch "
+        f"({rule['segment'] / rule['file']:.2f}× the file's read).",
+        "",
+    ]
 
 
 def render_generated(gens: list[dict] | dict) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,6 +37,7 @@ from ..runtime.errors import KafkaFormatError
 from ..runtime.files.names import parse_segment_file_name
 from ..runtime.files.storage import ArrowFile
 from ..runtime.format import layout
+from ..runtime.kernels import fastscan
 from ..runtime.model import Report
 from ..runtime.read.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
 from ..runtime.read.ranges import Window
@@ -47,6 +49,10 @@ from ._options import KafkaLogOptions
 from ._planning import KafkaLogSplit
 
 _LENGTH = layout.field_struct(layout.FRAME_HEADER_FIELDS, "length")
+#: Bytes a task fetches from a remote file at a time (a larger batch: the rest of the split).
+FETCH_BYTES = 16 * 1024 * 1024
+_SCAN_ROWS = 65536
+_NO_BUDGET = 1 << 62
 #: Spark's modes as the runtime's damage policies.
 ERRORS: dict[str, Errors] = {
     "FAILFAST": "strict",
@@ -100,15 +106,61 @@ def read_split(
         # The split at its place in the file: positions are the file's, and the pages before
         # it are never touched (an anonymous map is zero-filled on first use).
         placed = mmap.mmap(-1, max(end, 1))
-        data = reader.read(split.start, end - split.start)
-        placed[split.start : split.start + len(data)] = data
+        log = LogInput(split.name, data=memoryview(placed)[:end], size=size, **where)
+        task = _SplitReader(split, options, output, counters, log, placed)
+        try:
+            if options.mode == "SALVAGE":  # the salvage walk looks ahead: the split at once
+                _fetch(reader, placed, split.start, end, counters)
+                yield from task.run()
+                return
+            for start, stop in _pieces(reader, placed, split.start, end, counters):
+                yield from task.run(start, stop)
+        finally:
+            log.data = None
+
+
+def _pieces(
+    reader: ArrowFile, placed: mmap.mmap, start: int, end: int, counters: Counters
+) -> Iterator[tuple[int, int]]:
+    """The split fetched a piece at a time (``FETCH_BYTES``), each cut after its last whole
+    batch (``fastscan.scan_frames``); the pages of a piece read are given back before the
+    next is fetched. Where no whole batch starts a piece (a batch larger than a piece, or
+    damage), the rest of the split is fetched at once and read, as a file's rest is."""
+    position = start
+    while position < end:
+        stop = min(end, position + FETCH_BYTES)
+        _fetch(reader, placed, position, stop, counters)
+        whole = stop if stop == end else _whole_end(placed, position, stop)
+        if whole == position:
+            _fetch(reader, placed, stop, end, counters)
+            whole = end
+        yield position, whole
+        low = position - position % mmap.PAGESIZE
+        high = whole - whole % mmap.PAGESIZE
+        if high > low:
+            placed.madvise(mmap.MADV_DONTNEED, low, high - low)
+        position = whole
+
+
+def _fetch(reader: ArrowFile, placed: mmap.mmap, start: int, stop: int, counters: Counters):
+    if stop > start:
+        data = reader.read(start, stop - start)
+        placed[start : start + len(data)] = data
         counters.add_bytes(len(data))
-        del data
-    log = LogInput(split.name, data=memoryview(placed)[:end], size=size, **where)
-    try:
-        yield from _SplitReader(split, options, output, counters, log, placed).run()
-    finally:
-        log.data = None
+
+
+def _whole_end(placed: mmap.mmap, start: int, stop: int) -> int:
+    """Where the whole batches from ``start`` end before ``stop`` (the frame scan stops at
+    the first frame that does not fit, or at damage: the reader then judges it)."""
+    buf = np.frombuffer(placed, np.uint8, count=stop)
+    table = np.empty((_SCAN_ROWS, fastscan.FRAME_COLUMNS), np.int64)
+    position = start
+    while True:
+        _, position, status = fastscan.scan_frames(
+            buf, position, stop, table, _NO_BUDGET, _NO_BUDGET, 1
+        )
+        if status != fastscan.SCAN_BUDGET:
+            return position
 
 
 class _SplitReader:
@@ -130,9 +182,9 @@ class _SplitReader:
         self.report = Report()
         self.reported = 0
 
-    def request(self) -> ReadRequest:
+    def request(self, start: int, end: int) -> ReadRequest:
         split = self.split
-        window = Window(self.log, split.start, split.end, split.start_offset, split.end_offset)
+        window = Window(self.log, start, end, split.start_offset, split.end_offset)
         aborted = None
         isolation = "read_uncommitted"
         if split.aborted:
@@ -142,11 +194,14 @@ class _SplitReader:
             window, isolation=isolation, errors=ERRORS[self.options.mode], aborted=aborted
         )
 
-    def run(self) -> Iterator[pa.RecordBatch]:
+    def run(self, start: int | None = None, end: int | None = None) -> Iterator[pa.RecordBatch]:
+        """The records of ``[start, end)`` of the split (all of it by default)."""
         options = self.options
+        start = self.split.start if start is None else start
+        end = self.split.end if end is None else end
         try:
             for batch in iter_arrow_batches(
-                self.request(),
+                self.request(start, end),
                 include_headers=self.output.include_headers,
                 verify_crc=options.verify_crc,
                 max_decompressed_bytes=options.max_decompressed_bytes,

@@ -157,8 +157,10 @@ every task, e.g. ``s3://bucket/kafka/orders-0``, ``gs://bucket/logs``,
 ``hdfs://namenode:8020/kafka``, ``file:///var/lib/kafka``. Credentials come from the
 environment as pyarrow looks for them (AWS_* variables, instance profiles, GOOGLE_APPLICATION_
 CREDENTIALS, the Hadoop configuration); options go in the query string, e.g.
-``s3://bucket/logs?region=eu-west-1&endpoint_override=minio:9000&scheme=http``. Reads are
-ranged (16 MiB per request, or one request per larger batch).
+``s3://bucket/logs?region=eu-west-1&endpoint_override=minio:9000&scheme=http``. A task
+fetches its split in one ranged request (at most ``maxBytesPerPartition``, 128 MiB by
+default, held while the task reads it); a bare path is memory-mapped instead. Either way the
+task reads its split as ``read_table`` reads a file (``spark_udfs/_reading.py``).
 
 ``s3a://`` and ``s3n://`` (Hadoop's names) are read as ``s3://``.
 

@@ -166,6 +166,9 @@ def iter_arrow_batches(
     ``binary_view``: ``key`` and ``value`` as ``pa.binary_view()`` pointing into the mapped
     file (uncompressed records, not copies) or into the bytes of compressed records gathered
     past 12 bytes (``views.py``).
+    ``source`` may be a :class:`~.request.ReadRequest` (a Spark task's split is one): its
+    inputs, windows, isolation, aborted transactions, errors and range are read, not these
+    options'.
     ``low_memory``: decode in chunks of at most 2 MiB and 4 Ki records instead of 16 MiB and
     64 Ki: streaming a big file then holds ~20 MiB of data instead of ~150 MiB, for about 2.5
     times the time (``bench/run.py --only memory``); record batches have at most 4 Ki rows.
@@ -589,9 +592,8 @@ def _plan(
             int(t[i, fs.F_PID]),
             base,
             base + int(t[i, fs.F_LAST_DELTA]),
-            bool(
-                attr & layout.V2_ATTR_IS_CONTROL_MASK
-            ),  # a data batch, or a marker the kernel checked
+            # a data batch, or a marker the kernel checked
+            bool(attr & layout.V2_ATTR_IS_CONTROL_MASK),
             bool(attr & layout.V2_ATTR_IS_TRANSACTIONAL_MASK),
         )
 

@@ -60,7 +60,8 @@ def iter_batches(
     their ``records`` narrowed to the range's, up to the one holding the ``max_records``-th.
     ``errors``: see the module's docstring; under "salvage" a stream that cannot be mapped is
     read into memory first (the walk looks ahead for the next whole batch).
-    ``source`` may be a :class:`~.request.ReadRequest`: its inputs, errors and range are read.
+    ``source`` may be a :class:`~.request.ReadRequest`: its inputs, errors and range are read,
+    not these options'.
     """
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
     request = ReadRequest.of(source, name=name, errors=errors, range=rng)
@@ -239,12 +240,14 @@ def iter_records(
     from the first record with timestamp >= ``start_timestamp`` (ListOffsets' answer) and
     before the first with timestamp >= ``end_timestamp``; at most ``max_records`` in all.
     The indexes lead to the start, and reading stops where the range ends.
+    ``source`` may be a :class:`~.request.ReadRequest`: its inputs, isolation, aborted
+    transactions, errors and range are read, not these options'.
     """
     rng = Range.of(start_offset, end_offset, start_timestamp, end_timestamp, max_records)
     # Two passes over a stream that cannot be mapped (a file object, a pipe or FIFO path)
     # find it in memory: the request holds it from the start.
     request = ReadRequest.of(source, name=name, isolation=isolation, errors=errors, range=rng)
-    limit = rng.max_records if rng else None
+    limit = request.range.max_records if request.range else None
     if not request.committed:
         batches = _batches(request, True, verify_crc, max_decompressed_bytes, report)
         yield from limit_records(_data_records(batches), limit)

@@ -84,12 +84,13 @@ class SegmentOffsets:
         """A batch that passed and whose CRC held: the bar for the next."""
         self.previous = last
 
-    def all_hold(self, firsts: np.ndarray, deltas: np.ndarray, known: np.ndarray) -> bool:
+    def all_hold(self, firsts: np.ndarray, deltas: np.ndarray, known: np.ndarray | None) -> bool:
         """Whether every batch of a run passes (its first offsets, last offset deltas, and
-        ``known``: where the first offset is held; a v0/v1 wrapper's ``firsts`` is its last)
-        whichever CRCs hold: the common case, decided without a step per batch, and without
-        an addition that could wrap (offsets near 2^63 are what this catches). The bar is
-        left where it was (the caller moves it to the last batch whose CRC holds)."""
+        ``known``: where the first offset is held, None for everywhere; a v0/v1 wrapper's
+        ``firsts`` is its last) whichever CRCs hold: the common case, decided without a step
+        per batch, and without an addition that could wrap (offsets near 2^63 are what this
+        catches). The bar is left where it was (the caller moves it to the last batch whose
+        CRC holds)."""
         base = self.base
         if base is None or not len(firsts):
             return True
@@ -98,7 +99,7 @@ class SegmentOffsets:
         if not bool((firsts - base <= INT32_MAX - deltas).all()):
             return False
         lasts = firsts + deltas  # no wrap: each within 2^31 of the base
-        low = np.where(known, firsts, lasts)
+        low = firsts if known is None else np.where(known, firsts, lasts)
         if len(lasts) > 1 and not bool((low[1:] > lasts[:-1]).all()):
             return False
         return self.previous is None or bool(low[0] > self.previous)
@@ -134,13 +135,19 @@ def judge_frames(
     their verdict) and do not move the bar."""
     if not segment:
         return {}
-    rows = np.flatnonzero(table[:, fs.F_HEADER_OK] == 1)
-    t = table[rows]
-    v2 = t[:, fs.F_MAGIC] == 2
+    ok = table[:, fs.F_HEADER_OK] == 1
+    # The common case, every header readable and v2, reads the table's columns in place: a
+    # chunk of one-record batches is judged in a few passes, with no copy of the table.
+    rows = np.arange(len(table)) if bool(ok.all()) else np.flatnonzero(ok)
+    t = table if len(rows) == len(table) else table[rows]
     base = t[:, fs.F_BASE]
-    deltas = np.where(v2, t[:, fs.F_LAST_DELTA], 0)
-    # v0/v1: a wrapper holds only its last offset
-    known = v2 | ((t[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
+    v2 = t[:, fs.F_MAGIC] == 2
+    if bool(v2.all()):
+        deltas, known = t[:, fs.F_LAST_DELTA], None
+    else:
+        deltas = np.where(v2, t[:, fs.F_LAST_DELTA], 0)
+        # v0/v1: a wrapper holds only its last offset
+        known = v2 | ((t[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
     if segment.all_hold(base, deltas, known):
         # the bar: the last batch whose CRC holds (one CRC, as a rule)
         for k in range(len(rows) - 1, -1, -1):
@@ -153,7 +160,8 @@ def judge_frames(
         if verify_crc and not _holds(table, i, buf, view):
             continue
         last = int(base[k]) + int(deltas[k])  # Python's ints: no wrap near 2^63
-        reason = segment.judge(int(base[k]) if known[k] else None, last)
+        held = known is None or bool(known[k])
+        reason = segment.judge(int(base[k]) if held else None, last)
         if reason is None:
             segment.passed(last)
         else:

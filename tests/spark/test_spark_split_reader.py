@@ -19,6 +19,7 @@ from kafka_format.runtime.errors import FramingError, KafkaFormatError
 from kafka_format.runtime.model import Report
 from kafka_format.runtime.read.columnar import read_table
 from kafka_format.runtime.write.generate import generate_log_dir
+from kafka_format.spark_udfs import _reading
 from kafka_format.spark_udfs._options import parse_options
 from kafka_format.spark_udfs._planning import KafkaLogSplit, Planner
 from kafka_format.spark_udfs._reading import ERRORS, Counters, read_split
@@ -83,10 +84,16 @@ def test_many_splits_of_a_healthy_directory_give_read_tables_rows(log_dir, isola
     assert sorted(rows) == sorted(want) and len(want) > 200
 
 
-def test_a_uri_reads_as_the_local_path(log_dir):
-    local = _spark_rows(str(log_dir), maxBytesPerPartition="4000")
-    remote = _spark_rows(log_dir.as_uri(), maxBytesPerPartition="4000")
-    assert local == remote and local[0]
+@pytest.mark.parametrize("fetch", [None, 700, 5000])
+def test_a_uri_reads_as_the_local_path(log_dir, monkeypatch, fetch):
+    """A remote split is fetched a piece at a time (``FETCH_BYTES``), each cut after its
+    last whole batch: the same rows however the pieces fall."""
+    if fetch is not None:
+        monkeypatch.setattr(_reading, "FETCH_BYTES", fetch)
+    for options in ({"maxBytesPerPartition": "4000"}, {}):
+        local = _spark_rows(str(log_dir), **options)
+        remote = _spark_rows(log_dir.as_uri(), **options)
+        assert local == remote and local[0]
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
@@ -95,7 +102,9 @@ def test_a_uri_reads_as_the_local_path(log_dir):
     cut=st.booleans(),
     mode=st.sampled_from(sorted(ERRORS)),
 )
-def test_a_damaged_directory_reads_as_read_table(log_dir, tmp_path_factory, picks, cut, mode):
+def test_a_damaged_directory_reads_as_read_table(
+    log_dir, tmp_path_factory, monkeypatch, picks, cut, mode
+):
     root = tmp_path_factory.mktemp("damaged") / "logs"
     shutil.copytree(log_dir, root)
     segments = sorted(p for p in root.rglob("*.log") if p.stat().st_size > 200)
@@ -117,9 +126,13 @@ def test_a_damaged_directory_reads_as_read_table(log_dir, tmp_path_factory, pick
     assert sorted(rows) == sorted(want)
     if mode in ("PERMISSIVE", "SALVAGE"):
         assert sorted(damage) == sorted(want_damage)
-    # the URI path (a fetched split) gives the same verdict, positions and all
+    # the URI path (a fetched split) gives the same verdict, positions and all, also fetched
+    # in pieces smaller than a segment
     fetched = _spark_rows(root.as_uri(), mode=mode)
     assert _unnamed(fetched) == _unnamed((rows, damage, error))
+    monkeypatch.setattr(_reading, "FETCH_BYTES", 900)
+    pieces = _spark_rows(root.as_uri(), mode=mode)
+    assert _unnamed(pieces) == _unnamed((rows, damage, error))
 
 
 def _unnamed(read: tuple[list[tuple], list[str], str | None]) -> tuple:
