@@ -158,9 +158,10 @@ every task, e.g. ``s3://bucket/kafka/orders-0``, ``gs://bucket/logs``,
 environment as pyarrow looks for them (AWS_* variables, instance profiles, GOOGLE_APPLICATION_
 CREDENTIALS, the Hadoop configuration); options go in the query string, e.g.
 ``s3://bucket/logs?region=eu-west-1&endpoint_override=minio:9000&scheme=http``. A task
-fetches its split in one ranged request (at most ``maxBytesPerPartition``, 128 MiB by
-default, held while the task reads it); a bare path is memory-mapped instead. Either way the
-task reads its split as ``read_table`` reads a file (``spark_udfs/_reading.py``).
+fetches its split in ranged requests of 16 MiB (a larger batch: the rest of the split at once;
+SALVAGE: the split at once, as its walk looks ahead), each read up to its last whole batch; a
+bare path is memory-mapped instead. Either way the task reads its split as ``read_table``
+reads a file (``spark_udfs/_reading.py``).
 
 ``s3a://`` and ``s3n://`` (Hadoop's names) are read as ``s3://``.
 
