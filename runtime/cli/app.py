@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import importlib
+import importlib.metadata
 import os
 import sys
 from collections.abc import Sequence
@@ -51,12 +52,26 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
 
+def _version() -> str:
+    """The installed distribution's version (what ``pip show kafka-format`` says)."""
+    try:
+        return importlib.metadata.version("kafka-format")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kafka-format",
         description="Read Apache Kafka's log segments, indexes and snapshots without a broker.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Run `kafka-format COMMAND --help` for the options and examples of each command.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"kafka-format {_version()}",
+        help="print the version and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

@@ -410,3 +410,15 @@ def note_of(path: Path) -> dict:
     report = json.loads(cli("verify", "--json", path).out)["files"][0]
     (note,) = [p for p in report["problems"] if p["check"] == "non-consecutive"]
     return note
+
+
+def test_version_is_the_installed_distributions():
+    """``kafka-format --version`` (kafka-dump-log and kcat have one) says what pip installed,
+    and exits 0 without a command."""
+    from importlib.metadata import version
+
+    run = subprocess.run(
+        [sys.executable, "-m", "kafka_format", "--version"], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"kafka-format {version('kafka-format')}"
