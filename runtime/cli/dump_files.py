@@ -87,7 +87,10 @@ def _index_entries(
 def _sanity(path: str, problem: KafkaFormatError | None, options: DumpOptions, out: TextIO):
     """``--index-sanity-check``: the verdict (a failure is already on stderr)."""
     if options.jsonl:
-        out.write(json.dumps({"file": path, "passedSanityCheck": problem is None}) + "\n")
+        out.write(
+            json.dumps({"file": path, "passedSanityCheck": problem is None}, separators=(",", ":"))
+            + "\n"
+        )
     elif problem is None:
         out.write(f"{path} passed sanity check.\n")
 

@@ -111,7 +111,7 @@ def _print_latest(partition: Partition, jsonl: bool, out: TextIO) -> int:
     yet; there is nothing more to show."""
     end = partition.list_offset(LATEST_TIMESTAMP)
     if jsonl:
-        out.write(json.dumps({"spec": "latest", "offset": end}) + "\n")
+        out.write(json.dumps({"spec": "latest", "offset": end}, separators=(",", ":")) + "\n")
     else:
         out.write(f"Latest: offset {end} (the log end offset: the next record's offset)\n")
     return 0
@@ -258,7 +258,7 @@ def _find(
         return 1
     shown = None if name == path else name
     if jsonl:
-        out.write(json.dumps(as_json(result, file=shown)) + "\n")
+        out.write(json.dumps(as_json(result, file=shown), separators=(",", ":")) + "\n")
     else:
         out.write("\n".join(describe(result, options, offset=offset, file=shown)) + "\n")
     batch = result.batch
