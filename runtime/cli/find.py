@@ -38,7 +38,7 @@ from .args import (
     parse_timestamp_spec,
     select_partitions,
 )
-from .text import DECODERS, DumpOptions, batch_line, record_line
+from .text import DECODERS, DumpOptions, amount, batch_line, record_line
 
 
 def _iso(ms: int | None) -> str:
@@ -154,7 +154,7 @@ def describe(
     lines = [
         f"Segment: {file or result.segment.log} (base offset {result.segment.base_offset})",
         f"Position: {result.position} ({how}; {result.stats.bytes_read} bytes read, "
-        f"{result.stats.batches_scanned} batches looked at)",
+        f"{amount(result.stats.batches_scanned, 'batch', 'batches')} looked at)",
         batch_line(result.batch, result.position),
     ]
     record = result.record

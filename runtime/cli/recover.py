@@ -19,6 +19,7 @@ from ..log.recover_model import PartitionRecovery, RecoveryReport
 from ..progress import Progress, human_bytes, wanted
 from ..read.sources import is_stream_path, spooled
 from .args import UsageError
+from .text import amount
 
 _LOG = FileKind.LOG
 #: A batch's first field, its base offset.
@@ -205,16 +206,16 @@ def print_report(report: RecoveryReport, out: TextIO, *, quiet: bool = False) ->
             out.write(line + "\n")
     damaged = len(report.damaged)
     out.write(
-        f"Kept {report.batches:,} batches, {report.records:,} data records in "
-        f"{len(report.partitions)} partition{'s' if len(report.partitions) != 1 else ''} "
-        f"({damaged} damaged)\n"
+        f"Kept {amount(report.batches, 'batch', 'batches')}, "
+        f"{amount(report.records, 'data record')} in "
+        f"{amount(len(report.partitions), 'partition')} ({damaged} damaged)\n"
     )
     if report.verified is None:
         return
     if report.verified:
         out.write(f"verify {report.dest}: no errors\n")
         return
-    out.write(f"verify {report.dest}: {len(report.verify_errors)} errors\n")
+    out.write(f"verify {report.dest}: {amount(len(report.verify_errors), 'error')}\n")
     for line in report.verify_errors[:10]:
         out.write(f"  {line}\n")
 
@@ -232,8 +233,9 @@ def partition_lines(part: PartitionRecovery, salvage: bool) -> list[str]:
         else "no offsets"
     )
     lines = [
-        f"{name}: kept {part.batches:,} batches, {part.records:,} data records ({offsets}), "
-        f"{len(part.segments_kept)} segment{'s' if len(part.segments_kept) != 1 else ''}"
+        f"{name}: kept {amount(part.batches, 'batch', 'batches')}, "
+        f"{amount(part.records, 'data record')} ({offsets}), "
+        f"{amount(len(part.segments_kept), 'segment')}"
         + ("" if part.dropped or part.segments_dropped else ", nothing dropped")
     ]
     for dropped in part.dropped:
@@ -257,9 +259,9 @@ def partition_lines(part: PartitionRecovery, salvage: bool) -> list[str]:
         lines.append("  offsets lost: " + ", ".join(str(lost) for lost in part.lost))
     if part.intact_dropped_batches and not salvage:
         lines.append(
-            f"  {part.intact_dropped_batches:,} intact batches "
-            f"({part.intact_dropped_records:,} data records) lay after the truncation point; "
-            "--salvage keeps them"
+            f"  {amount(part.intact_dropped_batches, 'intact batch', 'intact batches')} "
+            f"({amount(part.intact_dropped_records, 'data record')}) lay after the truncation "
+            "point; --salvage keeps them"
         )
     return lines
 

@@ -206,3 +206,8 @@ def record_line(batch: Batch, record: Record, options: DumpOptions) -> str:
 
 def _size(data: bytes | None) -> int:
     return -1 if data is None else len(data)
+
+
+def amount(n: int, singular: str, plural: str | None = None) -> str:
+    """``n`` and its noun, singular for one: "1 batch", "2,048 batches"."""
+    return f"{n:,} {singular if n == 1 else plural or singular + 's'}"

@@ -422,3 +422,28 @@ def test_version_is_the_installed_distributions():
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == f"kafka-format {version('kafka-format')}"
+
+
+def test_one_of_a_thing_is_said_in_the_singular(tmp_path):
+    """ "kept 1 batch, 1 data record", "1 batch looked at": counts read as English."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kafka_format.runtime.cli.text import amount
+
+    assert (amount(1, "batch", "batches"), amount(2048, "batch", "batches")) == (
+        "1 batch",
+        "2,048 batches",
+    )
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 1 << 20)
+    builder.append(0, 1_700_000_000_000, b"k", b"v", [])
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(bytes(builder.build()))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["recover", str(part), str(tmp_path / "copy")]) == 0
+        assert main(["find", str(part), "--offset", "0"]) == 0
+    text = out.getvalue()
+    assert "t-0: kept 1 batch, 1 data record (offsets 0..0), 1 segment, nothing dropped" in text
+    assert "Kept 1 batch, 1 data record in 1 partition (0 damaged)" in text
+    assert "1 batch looked at" in text
