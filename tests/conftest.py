@@ -179,3 +179,70 @@ def spark():
     session = local_session("kafka-format-tests", conf={"spark.ui.showConsoleProgress": "false"})
     yield session
     session.stop()
+
+
+# --- a partition of transactions (tests/log/test_transactions_report.py, tests/cli) ----------
+
+#: The writer's clock starts here (CreateTime, ms).
+TXN_T0 = 1_700_000_000_000
+_MINUTE = 60_000
+
+
+class _Clock:
+    """The writer's clock: each call one second later, unless moved on by hand."""
+
+    def __init__(self) -> None:
+        self.now = TXN_T0
+
+    def __call__(self) -> int:
+        self.now += 1000
+        return self.now
+
+
+def _write_transactions(log_dir: Path) -> dict[str, int]:
+    """Two segments of ``orders-0`` written by the project's writer; returns the offsets the
+    checks need (and ``t0``, the clock's start).
+
+    offsets  producer  what                 timestamp
+    0..2     A         data (3 records)     T0+1s   A's first transaction...
+    3..4     A         data (2)             T0+2s
+    5        A         COMMIT               T0+3s   ...committed: 2s, 2 batches, 5 records
+    6        B         ABORT                T0+4s   empty: B sent nothing here
+    7..8     B         data (2)             T0+5s
+    ---- roll ----
+    9        B         ABORT                T0+6s   aborted, across the roll: 1s
+    10       C         data (1)             T0+7s+19m   open, 1m02s old: not hanging
+    11       A         data (1)             T0+7s       open, 20m02s old: HANGING
+    12       (plain)   data (1)             T0+9s+20m   the log's last timestamp
+    """
+    from kafka_format.runtime.write.writer import Message, PartitionWriter, Producer
+
+    a, b, c = Producer(1000, 0), Producer(2000, 3), Producer(3000, 1)
+
+    def messages(n: int) -> list[Message]:
+        return [Message(b"k%d" % i, b"v" * (i + 1)) for i in range(n)]
+
+    clock = _Clock()
+    w = PartitionWriter(log_dir, "orders", 0, clock=clock)
+    w.append(messages(3), producer=a, transactional=True)
+    w.append(messages(2), producer=a, transactional=True)
+    offsets = {"t0": TXN_T0, "commit_a": w.commit(a)}
+    offsets["empty_b"] = w.abort(b)
+    w.append(messages(2), producer=b, transactional=True)
+    w.roll()
+    offsets["abort_b"] = w.abort(b)
+    clock.now += 19 * _MINUTE  # C starts 19 minutes after A's first transaction
+    offsets["open_c"] = w.append(messages(1), producer=c, transactional=True).base_offset
+    clock.now -= 19 * _MINUTE + 1000  # A's batch bears an older CreateTime: T0 + 7s
+    offsets["open_a"] = w.append(messages(1), producer=a, transactional=True).base_offset
+    clock.now = TXN_T0 + 8000 + 20 * _MINUTE
+    w.append(messages(1))
+    w.close()
+    offsets["end"] = w.next_offset
+    return offsets
+
+
+@pytest.fixture(scope="session")
+def write_transactions():
+    """``_write_transactions``: committed, aborted, empty, open and hanging transactions."""
+    return _write_transactions

@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import KafkaFormatError
-from ..files.names import FileKind, parse_segment_file_name, segment_file_name
+from ..files.names import (
+    FileKind,
+    parse_partition_dir_name,
+    parse_segment_file_name,
+    segment_file_name,
+)
 from ..log.partition import Partition
 from ..log.producer_state import Anomaly
 from ..log.producers import (
@@ -28,8 +33,14 @@ from ..log.producers import (
     ProducerStateReport,
     rebuild_producer_state,
 )
+from ..log.transactions_report import (
+    DEFAULT_HANGING_AFTER_MS,
+    PartitionTransactions,
+    partition_transactions,
+)
 from ..read.sources import partition_dirs
-from .args import non_negative_int
+from . import producers_txn
+from .args import UsageError, non_negative_int
 
 EPILOG = """\
 examples:
@@ -72,7 +83,7 @@ def register(sub) -> None:
         "directories from their logs, as the broker's ProducerStateManager does; report "
         "duplicate batches, sequence gaps and epoch regressions; compare with .snapshot files.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
+        epilog=EPILOG + "\n" + producers_txn.EPILOG,
     )
     p.add_argument(
         "dir",
@@ -110,6 +121,7 @@ def register(sub) -> None:
     p.add_argument(
         "-v", "--verbose", action="store_true", help="list the gaps the log cleaner explains"
     )
+    producers_txn.add_options(p)
     p.set_defaults(run=_run_producers)
 
 
@@ -155,6 +167,9 @@ def _as_given(report: ProducerStateReport, path: str) -> ProducerStateReport:
 
 
 def _run_producers(args: argparse.Namespace) -> int:
+    _check_options(args)
+    if args.transactions:
+        return _run_transactions(args)
     seed: str | None = args.from_snapshot
     if seed == "none":
         seed = None
@@ -175,6 +190,66 @@ def _run_producers(args: argparse.Namespace) -> int:
     with _one_file(args.dir) as directory:
         report = rebuild_producer_state(directory, **options)
     return _print_all(iter([_as_given(report, args.dir)]), args)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Options of one mode given to the other: a usage error (exit 2), not silently ignored."""
+    txn_only = {
+        "--hanging-after": args.hanging_after is not None,
+        "--now": args.now is not None,
+        "--bootstrap-server": args.bootstrap_server is not None,
+        "--json": args.json,
+        "--quiet": args.quiet,
+    }
+    state_only = {
+        "--at": args.at is not None,
+        "--check-snapshots": args.check_snapshots,
+        "--from-snapshot": args.from_snapshot != "auto",
+        "--verbose": args.verbose,
+    }
+    wrong = state_only if args.transactions else txn_only
+    given = [name for name, present in wrong.items() if present]
+    if given:
+        what = "do not go with" if args.transactions else "need"
+        raise UsageError(f"{', '.join(given)}: {what} --transactions")
+    if args.json and args.jsonl:
+        raise UsageError("--json and --jsonl: one or the other")
+
+
+def _run_transactions(args: argparse.Namespace) -> int:
+    options = dict(
+        hanging_after_ms=(
+            DEFAULT_HANGING_AFTER_MS if args.hanging_after is None else args.hanging_after
+        ),
+        now=args.now,
+    )
+    if os.path.isdir(args.dir):
+        results: Iterator[PartitionTransactions] = (
+            partition_transactions(directory, **options)
+            for directory in _partitions(Path(args.dir))
+        )
+        return producers_txn.print_all(results, args)
+    if not os.path.exists(args.dir):
+        raise KafkaFormatError("no such file or directory", file=args.dir)
+    with _one_file(args.dir) as directory:
+        result = partition_transactions(directory, **options)
+    return producers_txn.print_all(iter([_txn_as_given(result, args.dir)]), args)
+
+
+def _txn_as_given(result: PartitionTransactions, path: str) -> PartitionTransactions:
+    """The transactions of a :func:`_one_file` directory, in the name the file was given;
+    the topic and partition from the directory it lies in (for the abort command), if any."""
+    inside = str(result.path) + os.sep
+    result.damaged = [
+        dataclasses.replace(a, file=path) if a.file is not None and a.file.startswith(inside) else a
+        for a in result.damaged
+    ]
+    result.path = Path(path)
+    result.topic = result.partition = None
+    with contextlib.suppress(KafkaFormatError):
+        parsed = parse_partition_dir_name(Path(os.path.abspath(path)).parent.name)
+        result.topic, result.partition = parsed.topic, parsed.partition
+    return result
 
 
 def _print_all(reports: Iterator[ProducerStateReport], args: argparse.Namespace) -> int:

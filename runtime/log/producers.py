@@ -106,6 +106,7 @@ __all__ = [
     "SnapshotCheck",
     "decrement_sequence",
     "diff_snapshot",
+    "producer_batches",
     "rebuild_producer_state",
 ]
 
@@ -263,7 +264,7 @@ def _load(
             checks.append(check_snapshot(snap, loader, cleaned_to, expiration_ms))
 
     log_end: int | None = None
-    for batch in _producer_batches(partition, report, loader):
+    for batch in producer_batches(partition, report, loader):
         log_end = batch.next_offset if log_end is None else max(log_end, batch.next_offset)
         compare_up_to(batch.last_offset)
         if at is not None and batch.last_offset >= at:
@@ -277,11 +278,12 @@ def _load(
     return log_end
 
 
-def _producer_batches(
+def producer_batches(
     partition: Partition, report: Report, loader: ProducerStateLoader
 ) -> Iterator[Batch]:
     """Every batch of every segment in order, markers decoded, CRCs computed; damage that
-    leaves no batch to yield (broken framing) goes straight to the loader's anomalies."""
+    leaves no batch to yield (broken framing) goes straight to the loader's anomalies. The
+    one read of a partition for producer state (``producers``, ``producers --transactions``)."""
     for segment in partition.segments:
         seen_errors = len(report.errors)
         attached: set[int] = set()
