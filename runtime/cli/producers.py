@@ -14,7 +14,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -41,6 +40,7 @@ from ..log.transactions_report import (
 from ..read.sources import partition_dirs
 from . import producers_txn
 from .args import UsageError, non_negative_int
+from .text import iso_ms
 
 EPILOG = """\
 examples:
@@ -324,16 +324,6 @@ def _summary(report: ProducerStateReport) -> dict[str, Any]:
     }
 
 
-def _time(ms: int) -> str:
-    if ms < 0:
-        return "-"
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-
-
 _COLUMNS = (
     "PRODUCER_ID",
     "EPOCH",
@@ -356,7 +346,7 @@ def _row(state: ProducerState) -> tuple[str, ...]:
         "-" if last is None else str(last.last_sequence),
         "-" if last is None else str(last.last_offset),
         "-" if last is None else str(last.offset_delta),
-        _time(state.last_timestamp),
+        iso_ms(state.last_timestamp),
         str(state.coordinator_epoch),
         "-" if state.current_txn_first_offset is None else str(state.current_txn_first_offset),
     )

@@ -21,6 +21,7 @@ from ..log.transactions_report import (
     Transaction,
     TxnStatus,
 )
+from .text import iso_ms
 
 #: Where the printed abort command points when ``--bootstrap-server`` is not given.
 BROKER_PLACEHOLDER = "BROKER:9092"
@@ -233,16 +234,6 @@ def format_duration(ms: int | None) -> str:
     return f"{sign}{seconds}{fraction}s"
 
 
-def _time(ms: int | None) -> str:
-    if ms is None or ms < 0:
-        return "-"
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-
-
 _COLUMNS = (
     "PRODUCER_ID",
     "EPOCH",
@@ -278,9 +269,9 @@ def print_transactions(
 ) -> None:
     name = result.path.name
     clock = (
-        f"--now {_time(result.now)}"
+        f"--now {iso_ms(result.now)}"
         if result.now is not None
-        else f"the log's last batch timestamp {_time(result.last_timestamp)}"
+        else f"the log's last batch timestamp {iso_ms(result.last_timestamp)}"
     )
     transactions = result.transactions()
     if not transactions and not result.damaged:
@@ -311,7 +302,7 @@ def print_transactions(
     for txn in result.hanging():
         out.write(
             f"HANGING: {name}: producer {txn.producer_id} epoch {txn.producer_epoch}: open "
-            f"since offset {txn.first_offset} ({_time(txn.first_timestamp)}) for "
+            f"since offset {txn.first_offset} ({iso_ms(txn.first_timestamp)}) for "
             f"{format_duration(txn.duration_ms)}, longer than "
             f"{format_duration(result.hanging_after_ms)}; to abort it:\n"
             f"  {abort_command(result, txn, bootstrap)}\n"

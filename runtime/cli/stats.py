@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import UTC, datetime
 from typing import TextIO
 
 from rich import box
@@ -23,6 +22,7 @@ from ..format.codecs import DEFAULT_MAX_BYTES
 from ..progress import Progress, human_bytes, wanted
 from ..read.sources import resolve
 from .args import add_threads, add_topic_filter, positive_int, threaded, topic_paths
+from .text import iso_ms
 
 EPILOG = f"""\
 examples:
@@ -319,16 +319,6 @@ def _formats_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
     return table
 
 
-def _time(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-
-
 def _time_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
     table = _table(
         "Timestamps and producers",
@@ -345,7 +335,7 @@ def _time_table(rows: list[PartitionStats], names: dict[int, str]) -> Table:
     for p in rows:
         stamps = "  ".join(
             f"{t}: {_n(r.records)}"
-            + ("" if r.min is None else f", {_time(r.min)} .. {_time(r.max)}")
+            + ("" if r.min is None else f", {iso_ms(r.min)} .. {iso_ms(r.max)}")
             for t, r in p.timestamps.items()
         )
         table.add_row(

@@ -7,6 +7,7 @@ import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from ..format.jsonform import codec_name
 from ..model import Batch, ControlMarker, ControlType, Record, TimestampType
@@ -211,3 +212,15 @@ def _size(data: bytes | None) -> int:
 def amount(n: int, singular: str, plural: str | None = None) -> str:
     """``n`` and its noun, singular for one: "1 batch", "2,048 batches"."""
     return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
+
+
+def iso_ms(ms: int | None) -> str:
+    """A timestamp (epoch ms) as ISO 8601 in UTC with milliseconds; ``-`` for none (None or
+    Kafka's -1), the number itself where no calendar date holds it."""
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
