@@ -53,7 +53,8 @@ def check_isolation(isolation: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ReadRequest:
-    """What one read reads and how; built by :meth:`of`, changed only by :meth:`with_errors`."""
+    """What one read reads and how; built by :meth:`of` (or :meth:`span`), and changed only
+    by :meth:`first_pass`, which keeps the inputs."""
 
     #: The log inputs in the order a consumer reads them (``sources.resolve``'s answer).
     inputs: tuple[LogInput, ...]
