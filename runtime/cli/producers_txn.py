@@ -3,7 +3,8 @@ hanging one the command that aborts it.
 
 The walk is :func:`kafka_format.runtime.log.transactions_report.partition_transactions`; this
 module parses its options and prints it: a table per partition, one JSON document
-(``--json``) or JSON lines (``--jsonl``), exit status 1 when a transaction hangs.
+(``--json``) or JSON lines (``--jsonl``), exit status 1 when a transaction hangs or a batch is
+damaged.
 """
 
 from __future__ import annotations
@@ -53,9 +54,9 @@ each, the line that aborts it is printed, for KIP-664's tool (Kafka 3.0+ brokers
 This is the offline check, from the files alone (a copied log dir, a broker that is down);
 `kafka-transactions.sh --bootstrap-server B find-hanging --broker-id N` is the broker-side one.
 
-Exit status with --transactions: 0 when no transaction hangs, 1 when one does (damaged
-batches are listed, but `verify` judges them), 2 for bad arguments; the same when stdout is
-closed early (| head).
+Exit status with --transactions: 0 when no transaction hangs and no batch is damaged, 1 when
+one hangs or a batch is damaged (listed as damaged:, as `producers` and `verify` answer the
+same bytes), 2 for bad arguments; the same when stdout is closed early (| head).
 """
 
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -327,7 +328,8 @@ def _verdict(result: PartitionTransactions) -> str:
 
 
 def print_all(results: Iterator[PartitionTransactions], args: argparse.Namespace) -> int:
-    """Print every partition as the options ask; the exit status (1: one hangs)."""
+    """Print every partition as the options ask; the exit status (1: one hangs, or a batch
+    is damaged)."""
     bootstrap = args.bootstrap_server
     if args.json:
         collected = list(results)

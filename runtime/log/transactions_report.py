@@ -161,8 +161,9 @@ class PartitionTransactions:
 
     @property
     def ok(self) -> bool:
-        """No transaction hangs (damage is reported, but is ``verify``'s verdict)."""
-        return not self.hanging()
+        """No transaction hangs and no batch is damaged: the tool's one exit rule (1 for
+        damage, as ``producers`` and every other command answer the same bytes)."""
+        return not self.hanging() and not self.damaged
 
 
 def partition_transactions(

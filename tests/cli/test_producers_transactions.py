@@ -184,3 +184,14 @@ def test_a_partition_no_transactional_producer_wrote_is_one_line(tmp_path, capsy
     writer.close()
     status, out, _ = run(capsys, str(tmp_path / "plain-0"))
     assert (status, out) == (0, "plain-0: no transactions\n")
+
+
+def test_a_damaged_segment_exits_1_as_producers_does(tmp_path, capsys):
+    """Damage is listed and sets the exit status, as ``producers`` (and every command) does
+    for the same bytes, though no transaction hangs."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(b"\x00" * 12 + b"\x00\x00\x00\x40" + b"Z" * 80)
+    status, out, _ = run(capsys, str(part))
+    assert status == 1 and "damaged: " in out and "none hanging" in out
+    assert main(["producers", str(part)]) == 1
