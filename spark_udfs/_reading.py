@@ -7,8 +7,10 @@ end_offset)``), read by :func:`~kafka_format.runtime.read.columnar.iter_arrow_ba
 transactions the driver found (``AbortedTransactions.known``). So the framing, the CRCs, the
 segment's offset rule, read_committed's admission, salvage and the records kept are the
 runtime's own, decided in one place. A local file is memory-mapped (only the split's pages are
-touched); a remote one's split is fetched in one ranged read into an anonymous map, at its
-place in the file, so every position is the file's own.
+touched). A remote one's split is fetched in ranged reads of ``FETCH_BYTES``, each piece read
+up to its last whole batch as an input that knows where it starts in the file
+(``LogInput.origin``), so every position reported is the file's own; SALVAGE, whose walk
+looks ahead, fetches the split at once into an anonymous map at its place in the file.
 
 Damage follows ``mode``: FAILFAST raises the first error (with the file, the byte position in
 it and the batch's base offset) as ``errors="strict"``; DROPMALFORMED drops the batch
@@ -95,69 +97,62 @@ def read_split(
     parsed = parse_segment_file_name(split.path.rsplit("/", 1)[-1])
     base_offset = parsed.base_offset if parsed else None
     where = dict(topic=split.topic, partition=split.partition, base_offset=base_offset)
+    task = _SplitReader(split, options, output, counters)
     if split.fs_uri is None:
         log = LogInput(split.name, path=Path(split.path), **where)
         counters.add_bytes(max(0, min(split.end, Path(split.path).stat().st_size) - split.start))
-        yield from _SplitReader(split, options, output, counters, log, None).run()
+        yield from task.run(log, split.start, split.end)
         return
     with ArrowFile(FsRef(split.fs_uri).filesystem(), split.path, name=split.name) as reader:
         size = reader.size()
         end = max(split.start, min(split.end, size))
-        # The split at its place in the file: positions are the file's, and the pages before
-        # it are never touched (an anonymous map is zero-filled on first use).
-        placed = mmap.mmap(-1, max(end, 1))
-        log = LogInput(split.name, data=memoryview(placed)[:end], size=size, **where)
-        task = _SplitReader(split, options, output, counters, log, placed)
-        try:
-            if options.mode == "SALVAGE":  # the salvage walk looks ahead: the split at once
-                _fetch(reader, placed, split.start, end, counters)
-                yield from task.run()
-                return
-            for start, stop in _pieces(reader, placed, split.start, end, counters):
-                yield from task.run(start, stop)
-        finally:
-            log.data = None
+        if options.mode == "SALVAGE":
+            # The salvage walk looks ahead and reads a file from its start: the split at its
+            # place in the file, in an anonymous map (zero-filled, and untouched before it).
+            placed = mmap.mmap(-1, max(end, 1))
+            placed[split.start : end] = _fetch(reader, split.start, end, counters)
+            log = LogInput(split.name, data=memoryview(placed)[:end], size=size, **where)
+            yield from task.run(log, split.start, end)
+            return
+        for start, piece in _pieces(reader, split.start, end, counters):
+            log = LogInput(split.name, data=piece, size=size, origin=start, **where)
+            yield from task.run(log, 0, len(piece))
 
 
 def _pieces(
-    reader: ArrowFile, placed: mmap.mmap, start: int, end: int, counters: Counters
-) -> Iterator[tuple[int, int]]:
+    reader: ArrowFile, start: int, end: int, counters: Counters
+) -> Iterator[tuple[int, memoryview]]:
     """The split fetched a piece at a time (``FETCH_BYTES``), each cut after its last whole
-    batch (``fastscan.scan_frames``); the pages of a piece read are given back before the
-    next is fetched. Where no whole batch starts a piece (a batch larger than a piece, or
-    damage), the rest of the split is fetched at once and read, as a file's rest is."""
+    batch (``fastscan.scan_frames``), with where it starts in the file. Where no whole batch
+    starts a piece (a batch larger than a piece, or damage), the rest of the split is
+    fetched at once and read, as a file's rest is."""
     position = start
     while position < end:
         stop = min(end, position + FETCH_BYTES)
-        _fetch(reader, placed, position, stop, counters)
-        whole = stop if stop == end else _whole_end(placed, position, stop)
-        if whole == position:
-            _fetch(reader, placed, stop, end, counters)
-            whole = end
-        yield position, whole
-        low = position - position % mmap.PAGESIZE
-        high = whole - whole % mmap.PAGESIZE
-        if high > low:
-            placed.madvise(mmap.MADV_DONTNEED, low, high - low)
-        position = whole
+        piece = _fetch(reader, position, stop, counters)
+        whole = len(piece) if stop == end else _whole_end(piece)
+        if whole == 0:
+            piece = _fetch(reader, position, end, counters)
+            whole = len(piece)
+        yield position, piece[:whole]
+        position += whole
 
 
-def _fetch(reader: ArrowFile, placed: mmap.mmap, start: int, stop: int, counters: Counters):
-    if stop > start:
-        data = reader.read(start, stop - start)
-        placed[start : start + len(data)] = data
-        counters.add_bytes(len(data))
+def _fetch(reader: ArrowFile, start: int, stop: int, counters: Counters) -> memoryview:
+    data = reader.read(start, stop - start)  # a view of the fetched buffer, not a copy
+    counters.add_bytes(len(data))
+    return data
 
 
-def _whole_end(placed: mmap.mmap, start: int, stop: int) -> int:
-    """Where the whole batches from ``start`` end before ``stop`` (the frame scan stops at
-    the first frame that does not fit, or at damage: the reader then judges it)."""
-    buf = np.frombuffer(placed, np.uint8, count=stop)
+def _whole_end(piece: memoryview) -> int:
+    """Where the whole batches at the start of ``piece`` end (the frame scan stops at the
+    first frame that does not fit, or at damage: the reader then judges it)."""
+    buf = np.frombuffer(piece, np.uint8)
     table = np.empty((_SCAN_ROWS, fastscan.FRAME_COLUMNS), np.int64)
-    position = start
+    position = 0
     while True:
         _, position, status = fastscan.scan_frames(
-            buf, position, stop, table, _NO_BUDGET, _NO_BUDGET, 1
+            buf, position, len(buf), table, _NO_BUDGET, _NO_BUDGET, 1
         )
         if status != fastscan.SCAN_BUDGET:
             return position
@@ -165,26 +160,20 @@ def _whole_end(placed: mmap.mmap, start: int, stop: int) -> int:
 
 class _SplitReader:
     def __init__(
-        self,
-        split: KafkaLogSplit,
-        options: KafkaLogOptions,
-        output: Output,
-        counters: Counters,
-        log: LogInput,
-        placed: mmap.mmap | None,
+        self, split: KafkaLogSplit, options: KafkaLogOptions, output: Output, counters: Counters
     ) -> None:
         self.split = split
         self.options = options
         self.output = output
         self.counters = counters
-        self.log = log
-        self.placed = placed
         self.report = Report()
         self.reported = 0
+        #: The input being read: where a damaged frame's bytes are looked up.
+        self.log: LogInput | None = None
 
-    def request(self, start: int, end: int) -> ReadRequest:
+    def request(self, log: LogInput, start: int, end: int) -> ReadRequest:
         split = self.split
-        window = Window(self.log, start, end, split.start_offset, split.end_offset)
+        window = Window(log, start, end, split.start_offset, split.end_offset)
         aborted = None
         isolation = "read_uncommitted"
         if split.aborted:
@@ -194,14 +183,13 @@ class _SplitReader:
             window, isolation=isolation, errors=ERRORS[self.options.mode], aborted=aborted
         )
 
-    def run(self, start: int | None = None, end: int | None = None) -> Iterator[pa.RecordBatch]:
-        """The records of ``[start, end)`` of the split (all of it by default)."""
+    def run(self, log: LogInput, start: int, end: int) -> Iterator[pa.RecordBatch]:
+        """The records of ``[start, end)`` of ``log`` (positions in ``log.data``'s terms)."""
         options = self.options
-        start = self.split.start if start is None else start
-        end = self.split.end if end is None else end
+        self.log = log
         try:
             for batch in iter_arrow_batches(
-                self.request(start, end),
+                self.request(log, start, end),
                 include_headers=self.output.include_headers,
                 verify_crc=options.verify_crc,
                 max_decompressed_bytes=options.max_decompressed_bytes,
@@ -271,12 +259,13 @@ class _SplitReader:
         return pa.RecordBatch.from_arrays(columns, schema=self.output.schema)
 
     def _frame_bytes(self, at: int | None) -> bytes | None:
-        """The bytes of the frame at ``at`` in the split (as far as they were read)."""
-        if at is None or at < self.split.start:
+        """The bytes of the frame at file position ``at`` (as far as they were read)."""
+        log = self.log
+        if at is None or at < self.split.start or log is None:
             return None
-        if self.placed is not None:
-            return _frame_in(memoryview(self.placed), at)
-        with open(self.split.path, "rb") as fh:
+        if log.path is None:
+            return _frame_in(memoryview(log.data), at - log.origin)
+        with open(log.path, "rb") as fh:
             fh.seek(at)
             head = fh.read(layout.LOG_OVERHEAD)
             if len(head) < layout.LOG_OVERHEAD:
@@ -286,7 +275,7 @@ class _SplitReader:
 
 
 def _frame_in(data: memoryview, at: int) -> bytes | None:
-    if at + layout.LOG_OVERHEAD > len(data):
+    if at < 0 or at + layout.LOG_OVERHEAD > len(data):
         return None
     length = _LENGTH.unpack_from(data, at + layout.FRAME_LENGTH)[0]
     return bytes(data[at : at + layout.LOG_OVERHEAD + max(length, 0)])

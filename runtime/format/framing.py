@@ -31,6 +31,7 @@ length is checked against the bytes that exist before anything is read or alloca
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -152,15 +153,18 @@ def judge(
 
 
 def end_of_walk(
-    view, pos: int, limit: int, file: str | None = None
+    view, pos: int, limit: int, file: str | None = None, shift: int = 0
 ) -> tuple[TruncatedTail | None, FramingError | None]:
     """The tail and the error where a walk found no whole frame at ``pos`` (where
-    ``fastscan.scan_frames`` stops, this says why)."""
+    ``fastscan.scan_frames`` stops, this says why); ``shift`` is added to their positions
+    (``view`` starts at ``shift`` in its file)."""
     verdict = judge(as_bytes(view), pos, limit, file)
     if isinstance(verdict, Frame):
         raise AssertionError(f"the frame scan stopped at a whole frame at {pos}")
     if isinstance(verdict, Damage):
-        return None, verdict.error(file)
+        return None, verdict.error(file, shift)
+    if verdict is not None and shift:
+        verdict = dataclasses.replace(verdict, position=verdict.position + shift)
     return verdict, None
 
 

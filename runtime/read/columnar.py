@@ -356,6 +356,8 @@ def _log_batches(
         deferred: _Chunk | None = None  # the first chunk waits: one chunk needs no threads
         try:
             if opts.salvage and not inp.stream:
+                if log.origin:
+                    raise ValueError("salvage reads a file from its start: no origin")
                 items = _salvage_chunks(log, inp, opts, window)
             elif inp.stream:
                 items = _stream_chunks(log, inp, opts)
@@ -408,9 +410,10 @@ def _buffer_chunks(
         n, nxt, status = fs.scan_frames(buf, pos, limit, table, *_budget(opts), COMPRESSED_WEIGHT)
         if n:
             frames = table[:n].copy()
-            yield _Chunk(log.name, log.topic, log.partition, frames, 0, buf, view, nxt)
+            yield _Chunk(log.name, log.topic, log.partition, frames, log.origin, buf, view, nxt)
         if status != fs.SCAN_BUDGET:  # framing.judge says what lies where the scan stopped
-            yield _walk_end(log, *end_of_walk(view, nxt, limit, log.name), limit, len(view))
+            ended = end_of_walk(view, nxt, limit, log.name, log.origin)
+            yield _walk_end(log, *ended, limit, len(view))
             return
         pos = nxt
 

@@ -137,11 +137,13 @@ def window_cut(
     log: LogInput, tail: TruncatedTail, limit: int, available: int
 ) -> FramingError | None:
     """The damage a truncated tail found at a window's end ``limit`` is when the window ends
-    before its file does (``available`` bytes in hand, ``log.size`` the file's when larger):
-    a window ends where a batch does (``ranges.windows`` finds it so; a Spark split is planned
-    so), and a batch running past it is no tail of the file but a window that cuts a batch.
-    None where the tail is the file's own."""
-    size = log.size if log.size is not None else available
+    before its file does (``available`` bytes in hand, ``log.size`` the file's when larger;
+    both, and ``limit``, from ``log.origin``): a window ends where a batch does
+    (``ranges.windows`` finds it so; a Spark split is planned so), and a batch running past it
+    is no tail of the file but a window that cuts a batch. None where the tail is the file's
+    own."""
+    size = log.size if log.size is not None else log.origin + available
+    limit += log.origin
     if limit >= size:
         return None
     return FramingError(

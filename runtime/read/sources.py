@@ -51,9 +51,12 @@ class LogInput:
     base_offset: int | None = None
     path: Path | None = None
     data: Any = None  # bytes-like or a binary file object when there is no path
-    #: The whole file's size when ``data`` holds only its first bytes (a Spark task's split
-    #: of a remote file): a batch running past the end of ``data`` is then no tail.
+    #: The whole file's size when ``data`` holds only part of it (a piece of a Spark task's
+    #: split of a remote file): a batch running past the end of ``data`` is then no tail.
     size: int | None = None
+    #: Where ``data`` starts in that file: positions are reported in the file's terms. Read
+    #: by the columnar reader's strict and skip walks (Spark's remote pieces).
+    origin: int = 0
 
     @contextmanager
     def open(self) -> Iterator[memoryview | BinaryIO]:
