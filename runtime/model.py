@@ -105,6 +105,8 @@ class Batch:
     size: int
     magic: int
     attributes: int
+    #: The compression codec: a ``format.codecs.Codec`` (an ``IntEnum``: ``batch.codec ==
+    #: 2``, ``batch.codec.label == "snappy"``), or the bare id where Kafka defines none (5-7).
     codec: int
     timestamp_type: int
     crc: int

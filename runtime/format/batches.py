@@ -49,7 +49,7 @@ from ...generated.kaitai.varint import Varint
 from ..errors import CorruptBatchError, CrcMismatchError, FramingError, KafkaFormatError
 from ..model import Batch, ControlMarker, ControlType, Header, Record, increment_sequence
 from . import layout, messages
-from .codecs import DEFAULT_MAX_BYTES, decompress, resolve_codec
+from .codecs import DEFAULT_MAX_BYTES, codec_of, decompress, resolve_codec
 from .crc import crc32, crc32c
 from .framing import Frame, iter_frames
 from .sizes import LEGACY_RECORD_OVERHEAD, max_record_count
@@ -165,7 +165,7 @@ def _v2_header(frame: Frame, file: str | None) -> Batch:
         size=len(data),
         magic=magic,
         attributes=attributes,
-        codec=attributes & layout.V2_ATTR_COMPRESSION_MASK,
+        codec=codec_of(attributes & layout.V2_ATTR_COMPRESSION_MASK),
         timestamp_type=1 if attributes & layout.V2_ATTR_TIMESTAMP_TYPE_MASK else 0,
         crc=crc,
         computed_crc=None,
@@ -337,7 +337,7 @@ def _legacy_header(frame: Frame, file: str | None) -> Batch:
         size=len(data),
         magic=magic,
         attributes=attributes & 0xFF,
-        codec=attributes & layout.LEGACY_ATTR_COMPRESSION_MASK,
+        codec=codec_of(attributes & layout.LEGACY_ATTR_COMPRESSION_MASK),
         timestamp_type=ts_type,
         crc=crc,
         computed_crc=None,

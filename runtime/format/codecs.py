@@ -63,6 +63,7 @@ from .crc import xxh32
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "Codec",
+    "codec_of",
     "compress",
     "decompress",
     "decompress_buffer",
@@ -88,6 +89,21 @@ class Codec(IntEnum):
     SNAPPY = layout.COMPRESSION_CODEC_SNAPPY
     LZ4 = layout.COMPRESSION_CODEC_LZ4
     ZSTD = layout.COMPRESSION_CODEC_ZSTD
+
+    @property
+    def label(self) -> str:
+        """The name Kafka gives it (``CompressionType.name``): ``none``, ``gzip``, ``snappy``,
+        ``lz4``, ``zstd``, as kafka-dump-log prints it after ``compresscodec:``."""
+        return self.name.lower()
+
+
+def codec_of(codec: int) -> Codec | int:
+    """The :class:`Codec` for an attributes' codec id; the bare id for one Kafka does not
+    define (5-7), which reading the batch's records then refuses (:func:`resolve_codec`)."""
+    try:
+        return Codec(codec)
+    except ValueError:
+        return codec
 
 
 def resolve_codec(codec: int, *, magic: int) -> Codec:

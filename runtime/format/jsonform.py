@@ -27,7 +27,7 @@ def record_json(record: Record) -> dict[str, Any]:
 
 def codec_name(codec: int) -> str:
     try:
-        return Codec(codec).name.lower()
+        return Codec(codec).label
     except ValueError:
         return f"unknown({codec})"
 

@@ -24,7 +24,7 @@ from typing import Literal
 
 from ..errors import FramingError, KafkaFormatError
 from ..format.batches import ReadOptions, read_batch, read_header
-from ..format.codecs import DEFAULT_MAX_BYTES
+from ..format.codecs import DEFAULT_MAX_BYTES, Codec
 from ..format.framing import iter_frames, iter_stream_frames
 from ..model import Batch, ControlType, Record, Report, TruncatedTail
 from .ranges import Range, Window, clip_records, limit_records
@@ -200,7 +200,7 @@ def damaged_batch(frame, file: str, exc: KafkaFormatError) -> Batch:
             size=frame.size,
             magic=frame.magic,
             attributes=0,
-            codec=0,
+            codec=Codec.NONE,
             timestamp_type=-1,
             crc=0,
             computed_crc=None,

@@ -37,6 +37,7 @@ _EXPORTS = {
         "TimestampsOutOfRange",
         "TruncatedTail",
     ),
+    "runtime.format.codecs": ("Codec",),
     "runtime.read.reader": ("iter_batches", "iter_records"),
     "runtime.read.columnar": ("arrow_schema", "iter_arrow_batches", "read_table"),
     "runtime.write.partitioner": ("default_partition", "murmur2"),

@@ -881,3 +881,41 @@ def test_decompress_buffer_gives_what_decompress_gives(data, codec, xerial):
     assert isinstance(result, bytes | pa.Buffer)
     assert bytes(memoryview(result)) == decompress(codec, payload, magic=2) == data
     assert isinstance(decompress(codec, payload, magic=2), bytes)
+
+
+# kafka-python's CompressionType names (kafka/record/default_records.py) by attribute id.
+_KAFKA_PYTHON_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+
+
+@pytest.mark.parametrize("codec_id", sorted(_KAFKA_PYTHON_NAMES))
+def test_batch_codec_is_named(tmp_path, codec_id):
+    """``Batch.codec`` is a :class:`Codec` (still equal to the attributes' id) whose label is
+    the name the CLI prints; an id Kafka does not define stays the bare id."""
+    import kafka_format as kf
+
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=codec_id,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=MiB,
+    )
+    builder.append(0, timestamp=None, key=b"k", value=b"v" * 100, headers=[])
+    data = bytes(builder.build())
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    (batch,) = kf.iter_batches(path)
+    assert batch.codec == codec_id
+    assert isinstance(batch.codec, kf.Codec)
+    assert batch.codec.label == _KAFKA_PYTHON_NAMES[codec_id]
+    # bits 0-2 set to 5: no Codec, the id itself; reading it says which codec it is not
+    attributes = struct.unpack_from(">h", data, 21)[0]
+    damaged = bytearray(data)
+    struct.pack_into(">h", damaged, 21, (attributes & ~0x07) | 5)
+    path.write_bytes(bytes(damaged))
+    (batch,) = kf.iter_batches(path, verify_crc=False, errors="skip")
+    assert batch.codec == 5 and not isinstance(batch.codec, kf.Codec)
+    assert isinstance(batch.error, kf.UnsupportedCodecError)
+    assert "compression codec id 5 is not defined by Kafka" in str(batch.error)
