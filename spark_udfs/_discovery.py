@@ -126,7 +126,16 @@ def _lone_file(storage: Storage, target: Target) -> Partition:
     parsed = parse_segment_file_name(name)
     if parsed is not None and parsed.kind is FileKind.LOG and parsed.is_live:
         kinds = (FileKind.LOG, FileKind.INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
-        paths = [storage.join(parent, segment_file_name(parsed.base_offset, k)) for k in kinds]
+        # a tiered-storage object's siblings share its offset and id (parsed.sibling)
+        paths = [
+            storage.join(
+                parent,
+                parsed.sibling(k)
+                if parsed.remote_id is not None
+                else segment_file_name(parsed.base_offset, k),
+            )
+            for k in kinds
+        ]
         entries = [e for e in (storage.info(p) for p in paths) if e is not None]
         return Partition.from_listing(parent, entries, storage)
     as_path = Path if isinstance(storage, LocalStorage) else PurePosixPath

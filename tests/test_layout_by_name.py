@@ -51,6 +51,8 @@ NOT_KAFKA_FUNCTIONS = {
     ("runtime/kernels/records.py", "_varint"): "a varint's own bytes",
     ("runtime/kernels/records.py", "copy_bytes"): "a copy in 8-byte moves",
     ("runtime/read/plan.py", "gzip_size"): "a gzip member's header (RFC 1952)",
+    ("runtime/cli/kcat.py", "_strtoul"): "C's strtoul over a -f escape's digits (0x prefix)",
+    ("runtime/cli/kcat.py", "compile_format"): "kcat's -f string: a % and its letter",
     ("runtime/write/generate.py", "_orders"): "producer ids numbered from a base",
     ("runtime/write/generate.py", "_legacy_events"): "producer ids numbered from a base",
 }

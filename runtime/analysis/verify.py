@@ -181,7 +181,12 @@ def _log_beside(
     if base is None:
         file_report.error("name", "no base offset in the file name: cannot check its entries")
         return None
-    log_path = path.with_name(segment_file_name(base, FileKind.LOG))
+    parsed = parse_segment_file_name(path.name)
+    if parsed is not None and parsed.remote_id is not None:
+        # a tiered-storage object's .log is the one of the same offset *and* id
+        log_path = path.with_name(parsed.sibling(FileKind.LOG))
+    else:
+        log_path = path.with_name(segment_file_name(base, FileKind.LOG))
     if not log_path.is_file():
         sibling = path.with_name(path.name[: -len(path.suffix)] + FileKind.LOG.suffix)
         log_path = sibling if sibling.is_file() else log_path
@@ -238,6 +243,7 @@ kinds.register(kinds.TIME_INDEX, verifier=_verify_time_index)
 kinds.register(kinds.TXN_INDEX, verifier=_verify_txn_index)
 kinds.register(kinds.PRODUCER_SNAPSHOT, verifier=_verify_snapshot)
 kinds.register(kinds.LEADER_EPOCH_CHECKPOINT, verifier=_verify_leader_epochs)
+kinds.register(kinds.REMOTE_LEADER_EPOCH_CHECKPOINT, verifier=_verify_leader_epochs)
 kinds.register(kinds.PARTITION_METADATA, verifier=_verify_partition_metadata)
 kinds.register(kinds.OFFSET_CHECKPOINT, verifier=_verify_offset_checkpoint)
 kinds.register(kinds.UNKNOWN, verifier=_verify_unknown)
@@ -303,6 +309,13 @@ def verify_segment(
             progress=progress,
             placement=placement,
         )
+
+    def missing(kind: FileKind) -> str:
+        name = parse_segment_file_name(segment.log.name)
+        if name is not None and name.remote_id is not None:
+            return name.sibling(kind)
+        return segment_file_name(segment.base_offset, kind)
+
     if segment.index is not None:
         check_offset_index(
             segment.index,
@@ -314,7 +327,7 @@ def verify_segment(
     else:
         log_report.warning(
             "missing-index",
-            f"no {segment_file_name(segment.base_offset, FileKind.INDEX)} (the broker "
+            f"no {missing(FileKind.INDEX)} (the broker "
             "rebuilds it at start-up; look-ups scan the segment)",
         )
     if segment.timeindex is not None:
@@ -328,11 +341,14 @@ def verify_segment(
     else:
         log_report.warning(
             "missing-index",
-            f"no {segment_file_name(segment.base_offset, FileKind.TIME_INDEX)} (the broker "
-            "rebuilds it at start-up)",
+            f"no {missing(FileKind.TIME_INDEX)} (the broker rebuilds it at start-up)",
         )
     txn_report = report.new(segment.txnindex, "txnindex") if segment.txnindex else None
     check_txn_index(segment.txnindex, segment.base_offset, log, txn_report, log_report)
+    if segment.leader_epoch_checkpoint is not None:
+        path = Path(segment.leader_epoch_checkpoint)
+        label = kinds.REMOTE_LEADER_EPOCH_CHECKPOINT.label_of(path.name)
+        check_leader_epochs(path, report.new(path, label))
 
 
 def _kind(path: Path) -> kinds.Kind:

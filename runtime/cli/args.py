@@ -279,3 +279,75 @@ def topic_paths(args: argparse.Namespace) -> list[str]:
         return select_partitions(args.paths, args.topic, args.partition)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+# --- a group's or a transactional id's records (dump, find) ---------------------------------
+
+
+def add_owner_filter(parser) -> None:
+    """``--group`` / ``--transactional-id`` and ``--partitions``, for a command that can be
+    pointed at a whole log dir and find the coordinator's partition in it."""
+    owners = parser.add_argument_group(
+        "a consumer group's or a transactional id's records (FILE: a log dir)"
+    )
+    which = owners.add_mutually_exclusive_group()
+    which.add_argument(
+        "--group",
+        metavar="GROUP",
+        help="the __consumer_offsets partition holding GROUP (Kafka's abs(hashCode) %% "
+        "partitions), only GROUP's records, decoded",
+    )
+    which.add_argument(
+        "--transactional-id",
+        metavar="ID",
+        help="likewise the __transaction_state partition and records of transactional id ID",
+    )
+    owners.add_argument(
+        "--partitions",
+        type=positive_int,
+        metavar="N",
+        help="the internal topic's partition count (default: from __cluster_metadata in the "
+        "log dir, else 50, Kafka's default)",
+    )
+
+
+def owner_target(args: argparse.Namespace, paths: list[str]) -> tuple[list[str], object]:
+    """The partition directory holding ``--group`` / ``--transactional-id``'s records and the
+    ``KeyOwner`` that picks them; ``(paths, None)`` without those options. One line on stderr
+    says where the records are and how the partition count was found. A :class:`UsageError`
+    for paths that are not one directory, a :class:`KafkaFormatError` when this log dir does
+    not hold the partition (another broker's may)."""
+    owner = getattr(args, "group", None)
+    txn = getattr(args, "transactional_id", None)
+    if owner is None and txn is None:
+        return paths, None
+    # Imported here: the message schemas cost every other command start-up time.
+    from ..messages.coordinator_lookup import Coordinated, KeyOwner, locate
+
+    topic = Coordinated.GROUP if owner is not None else Coordinated.TRANSACTIONAL_ID
+    owner = owner if owner is not None else txn
+    flag = "--group" if topic is Coordinated.GROUP else "--transactional-id"
+    if len(paths) != 1 or not os.path.isdir(paths[0]):
+        raise UsageError(f"{flag} reads one log dir (or one {topic.value}-N directory)")
+    try:
+        key = KeyOwner.of(owner)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+    path = paths[0]
+    try:
+        parsed = parse_partition_dir_name(Path(path).name)
+    except KafkaFormatError:
+        parsed = None
+    if parsed is not None and parsed.topic == topic.value:
+        return [path], key  # the partition itself: its records of the owner
+    try:
+        located = locate(path, topic, owner, partitions=args.partitions)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+    if located.directory is None:
+        raise KafkaFormatError(
+            f"{located.describe()}, which this log dir does not hold (another broker's may)",
+            file=path,
+        )
+    print(f"note: {located.describe()}", file=sys.stderr)
+    return [str(located.directory)], located.owner

@@ -39,17 +39,19 @@ from ..read.reader import iter_batches
 from ..read.sources import Source, resolve
 from .args import (
     UsageError,
+    add_owner_filter,
     add_threads,
     add_topic_filter,
     decoder_class,
     kcat_offset,
     non_negative_int,
+    owner_target,
     positive_int,
     range_bound,
     select_partitions,
     threaded,
 )
-from .dump_committed import Shows, committed_view, counted
+from .dump_committed import Shows, committed_view, counted, owned
 from .dump_files import (
     base_offset_of,
     dump_index,
@@ -64,6 +66,7 @@ from .dump_files import (
 )
 from .dump_jsonl import dump_counted_jsonl, range_bounds, tracked
 from .dump_result import DumpResult, absolute, print_reports
+from .kcat import add_kcat_arguments, kcat_output
 from .stdio import pipe_closed
 from .text import (
     BOOTSTRAP_SNAPSHOT,
@@ -188,7 +191,7 @@ def _dump_ranged(
     current: str | None = None
     last_offset: int | None = None
     printed = reported = 0
-    for batch in tracked(batches, progress):
+    for batch in owned(tracked(batches, progress), options):
         if batch.file != current:
             current = batch.file or path
             if os.path.isdir(path):
@@ -291,7 +294,7 @@ def _dump_one_log(
         name=name,
         **_max_bytes(options),
     )
-    for batch in tracked(batches, progress):
+    for batch in owned(tracked(batches, progress), options):
         if options.max_bytes is not None and batch.position + batch.size > options.max_bytes:
             # kafka-dump-log stops there silently (DumpLogSegments.printTrailingBytes prints
             # nothing under --max-bytes); say on stderr where and why the dump stopped.
@@ -341,6 +344,8 @@ kinds.register(kinds.TIME_INDEX, dumper=dump_time_index)
 kinds.register(kinds.TXN_INDEX, dumper=dump_txn_index)
 kinds.register(kinds.PRODUCER_SNAPSHOT, dumper=dump_snapshot)
 kinds.register(kinds.LEADER_EPOCH_CHECKPOINT, dumper=dump_leader_epochs)
+# tiered storage's per-segment copy: the same format under another name
+kinds.register(kinds.REMOTE_LEADER_EPOCH_CHECKPOINT, dumper=dump_leader_epochs)
 kinds.register(kinds.PARTITION_METADATA, dumper=dump_partition_metadata)
 kinds.register(kinds.OFFSET_CHECKPOINT, dumper=dump_offset_checkpoint)
 kinds.register(kinds.UNKNOWN, dumper=dump_unknown)
@@ -450,6 +455,8 @@ examples:
   kafka-format dump --cluster-metadata-decoder __cluster_metadata-0/*.log
   kafka-format dump --remote-log-metadata-decoder __remote_log_metadata-3
   kafka-format dump --jsonl --share-group-state-decoder __share_group_state-7
+  kafka-format dump --group orders-app /var/lib/kafka   # its __consumer_offsets partition
+  kafka-format dump --jsonl --transactional-id payments-tx /var/lib/kafka
 
 ranges (kcat's -o and -c; per partition; text, --batches or --jsonl):
   kafka-format dump --jsonl -o 123456 -c 100 orders-0          # 100 records from offset 123456
@@ -458,6 +465,12 @@ ranges (kcat's -o and -c; per partition; text, --batches or --jsonl):
   kafka-format dump --jsonl --from 2024-05-01T12:00:00Z --to @1714568400000 orders-0
   kafka-format dump --jsonl --from 5000 --to 6000 orders-0     # offsets [5000, 6000)
   kafka-format dump --jsonl --topic orders --partition 0 /var/lib/kafka
+
+kcat's output (-f, -J, -s, -Z; same ranges and filters; see kcat's options below):
+  kafka-format dump -f '%t [%p] @%o %T: %k=%s (%h)\\n' -o -5 /var/lib/kafka/orders-0
+  kafka-format dump -J --binary base64 --isolation read_committed orders-0 | jq .payload
+  kafka-format dump -f '%k %s\\n' -s key=i -s value='>q' counters-0   # big-endian ints
+  kafka-format dump -f '%R%s' orders-0 > values.bin     # each value after its int32 length
 
 -o takes an offset, -N (N offsets before each partition's end), s@<ms> (from the first record
 with timestamp >= ms), e@<ms> (before the first record with timestamp >= ms), beginning or end;
@@ -496,7 +509,8 @@ def register(sub) -> None:
         help="print batches and records, as kafka-dump-log does, or JSON lines",
         description="Print the contents of log segments (.log, or any file of batches, or a "
         "partition directory), KRaft .checkpoint snapshots, .index, .timeindex, .txnindex, "
-        ".snapshot and leader-epoch-checkpoint files.",
+        ".snapshot and leader-epoch-checkpoint files. The text follows kafka-dump-log as of "
+        "Kafka 4.1 (tools/DumpLogSegments.java: leader changes as 'LeaderChange: {json}').",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG_DUMP,
     )
@@ -562,7 +576,12 @@ def register(sub) -> None:
         const="share-group-state-decoder",
         help="decode __share_group_state records (KIP-932 share groups) as JSON",
     )
-    d.add_argument("--skip-record-metadata", action="store_true")
+    d.add_argument(
+        "--skip-record-metadata",
+        action="store_true",
+        help="print no metadata for each record and control record (lines start '| key:' or "
+        "'| payload:')",
+    )
     d.add_argument(
         "--max-bytes", type=positive_int, help="only the batches within the first N bytes"
     )
@@ -616,6 +635,7 @@ def register(sub) -> None:
         help="for logs: read on past framing damage, at the next whole batch whose CRC holds",
     )
     d.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    add_owner_filter(d)
     ranges = d.add_argument_group(
         "ranges, per partition, as kcat's -o and -c (logs only; see the examples)"
     )
@@ -652,6 +672,7 @@ def register(sub) -> None:
         metavar="X",
         help="end before offset X, or before the first record with timestamp >= X",
     )
+    add_kcat_arguments(d)
     add_topic_filter(d)
     add_threads(d, "with --jsonl")
     d.set_defaults(run=threaded(_run_dump), dump_parser=d)
@@ -691,8 +712,22 @@ def _run_dump(args: argparse.Namespace) -> int:
     try:
         rng = range_of(args)
         files = select_partitions(files, args.topic, args.partition)
+        kcat = kcat_output(args, files)  # -f, -J: before --group's own defaults below
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if args.group is not None or args.transactional_id is not None:
+        if rng is not None and rng.max_records is not None:
+            raise UsageError("-c counts a partition's records, not a group's: leave it out")
+        if args.batches:
+            raise UsageError("--batches prints whole batches, not a group's records")
+    files, key_owner = owner_target(args, files)
+    if key_owner is not None:
+        if args.record_decoder is None:
+            # kafka-dump-log's decoder for the topic: its keys and values are not text
+            args.record_decoder = (
+                "offsets-decoder" if args.group is not None else "transaction-log-decoder"
+            )
+        args.deep_iteration = kcat is None
     # As kafka-dump-log: naming a decoder class, even the default one, prints the data.
     classes_given = args.key_decoder_class is not None or args.value_decoder_class is not None
     try:
@@ -712,6 +747,12 @@ def _run_dump(args: argparse.Namespace) -> int:
         from ..messages.internal_topics import DECODERS as INTERNAL_DECODERS
 
         record_decoder = INTERNAL_DECODERS[args.record_decoder]
+    if kcat is not None:
+        kcat.decoding(
+            key=DECODERS[args.key_decoder] if decode_keys else None,
+            value=DECODERS[args.value_decoder] if decode_values else None,
+            record=record_decoder,
+        )
     options = DumpOptions(
         deep_iteration=args.deep_iteration,
         print_data_log=args.print_data_log or decoders_given,
@@ -721,7 +762,7 @@ def _run_dump(args: argparse.Namespace) -> int:
         decode_values=decode_values,
         skip_record_metadata=args.skip_record_metadata,
         max_bytes=args.max_bytes,
-        jsonl=args.jsonl,
+        jsonl=args.jsonl or kcat is not None,  # kcat's output is of the records --jsonl reads
         batches=args.batches,
         canonical=args.canonical,
         isolation=args.isolation,
@@ -734,5 +775,7 @@ def _run_dump(args: argparse.Namespace) -> int:
         record_decoder=record_decoder,
         range=rng,
         salvage=args.salvage,
+        kcat=kcat,
+        key_owner=key_owner,
     )
     return dump(files, options)

@@ -11,6 +11,9 @@ Control batches are never shown: a consumer receives no markers.
 
 A pipe is read once into memory for it (the first pass and the dump are two), as the read
 API's ``read_committed`` holds it.
+
+``--group`` / ``--transactional-id`` narrow what those outputs show too (:func:`owned`): the
+batches holding the owner's records, with only those.
 """
 
 from __future__ import annotations
@@ -62,3 +65,20 @@ def counted(
 
 def _is_control(batch: Batch) -> bool:
     return batch.is_control
+
+
+def owned(batches: Iterable[Batch], options: DumpOptions) -> Iterator[Batch]:
+    """``--group`` / ``--transactional-id``: the batches holding the owner's records, with
+    only those; a damaged batch still passes, so that its damage is reported."""
+    owner = options.key_owner
+    if owner is None:
+        yield from batches
+        return
+    for batch in batches:
+        if batch.error is not None or batch.crc_valid is False:
+            batch.records = [r for r in batch.records or () if owner.owns(r.key)]
+            yield batch
+        elif not batch.is_control and batch.records:
+            batch.records = [r for r in batch.records if owner.owns(r.key)]
+            if batch.records:
+                yield batch

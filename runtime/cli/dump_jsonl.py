@@ -64,7 +64,7 @@ def dump_counted_jsonl(
     if options.batches:
         count = _batch_headers(path, options, out, report, progress)
     else:
-        count = _records(path, options, out, report, progress)
+        count = _records(path, options, out, err, report, progress)
     for exc in report.errors:
         result.errors.append(str(exc))
         err.write(f"error: {exc}\n")
@@ -107,7 +107,12 @@ def range_bounds(options: DumpOptions) -> dict[str, Any]:
 
 
 def _records(
-    path: str, options: DumpOptions, out: TextIO, report: Report, progress: Progress | None
+    path: str,
+    options: DumpOptions,
+    out: TextIO,
+    err: TextIO,
+    report: Report,
+    progress: Progress | None,
 ) -> int:
     batches = iter_arrow_batches(
         path,
@@ -124,13 +129,24 @@ def _records(
     write = _writer(out)
     with JsonLines() as lines:
         encode = lines.encode
-        if options.decoding:
+        kcat = options.kcat
+        if kcat is not None:
+            # -f / -J: kcat's output of the same records (cli/kcat.py)
+            def encode(batch):
+                return kcat(batch, err)
+
+        elif options.decoding:
             # Decoders are Python: the lines are built row by row (dump_decoded).
             def encode(batch):
                 return decoded_lines(batch, options)
 
         count = 0
+        owner = options.key_owner
         for batch in batches:
+            if owner is not None:
+                batch = batch.filter(owner.mask(batch.column("key")))
+                if not batch.num_rows:
+                    continue
             count += batch.num_rows
             if not pipe_closed(out):  # else the lines are not built: read on for the verdict
                 write(encode(batch))
@@ -151,7 +167,8 @@ def _writer(out: TextIO):
         return write
 
     def write_text(parts: Iterable[bytes | memoryview]) -> None:
-        out.write("".join(bytes(part).decode("ascii") for part in parts))
+        # ASCII but for kcat's output (-f, -J), which writes the records' bytes as they are
+        out.write("".join(bytes(part).decode("utf-8", "surrogateescape") for part in parts))
 
     return write_text
 

@@ -17,7 +17,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..errors import CrcMismatchError, KafkaFormatError
 from ..files.names import FileKind, parse_segment_file_name
@@ -30,15 +30,21 @@ from ..log.partition import (
     Partition,
     Segment,
 )
+from ..read.reader import iter_records
 from ..read.sources import is_stream_path, partition_dirs, skipped_itself, spooled
 from .args import (
     OFFSET_SPECS,
     UsageError,
+    add_owner_filter,
     add_topic_filter,
+    owner_target,
     parse_timestamp_spec,
     select_partitions,
 )
 from .text import DECODERS, DumpOptions, amount, batch_line, record_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..messages.coordinator_lookup import KeyOwner
 
 
 def _iso(ms: int | None) -> str:
@@ -206,21 +212,24 @@ def find(
     jsonl: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    owner: KeyOwner | None = None,
 ) -> int:
     """Look up and print; the exit status: 0 found, 1 not found or the batch is damaged. A
     pipe, a FIFO or ``/dev/stdin`` is read once into a temporary file first, and looked in
-    as a file of batches without indexes (its name tells no base offset: 0)."""
+    as a file of batches without indexes (its name tells no base offset: 0). With ``owner``
+    (``--group``, ``--transactional-id``) the answer is that owner's first record at or
+    after the look-up's."""
     if (offset is None) == (timestamp is None):
         raise ValueError("give exactly one of offset and timestamp")
     if is_stream_path(path):
         with spooled(path) as copy:
             try:
-                return _find(str(copy), path, offset, timestamp, options, jsonl, out, err)
+                return _find(str(copy), path, offset, timestamp, options, jsonl, out, err, owner)
             except KafkaFormatError as exc:  # named in the copy's name: give it the pipe's
                 if exc.file == str(copy):
                     exc.file = path
                 raise
-    return _find(path, path, offset, timestamp, options, jsonl, out, err)
+    return _find(path, path, offset, timestamp, options, jsonl, out, err, owner)
 
 
 def _find(
@@ -232,6 +241,7 @@ def _find(
     jsonl: bool,
     out: TextIO | None,
     err: TextIO | None,
+    owner: KeyOwner | None = None,
 ) -> int:
     """:func:`find` in ``path``, which the output calls ``name``."""
     out = out or sys.stdout
@@ -256,6 +266,24 @@ def _find(
             why = why.replace("(log start offset", "(base offset")
         err.write(f"kafka-format find: error: {name}: {why}\n")
         return 1
+    looked_up = result.record.offset if result.record is not None else None
+    if owner is not None and looked_up is not None and not owner.owns(result.record.key):
+        owned = _owners_next(path, looked_up, owner)
+        if owned is None:
+            err.write(
+                f"kafka-format find: error: {name}: no record of {owner.owner!r} at or after "
+                f"offset {looked_up}, where the look-up led\n"
+            )
+            return 1
+        result = partition.find_offset(owned)
+        if result is None or result.record is None:  # the scan read it: the look-up must
+            err.write(f"kafka-format find: error: {name}: offset {owned} not found again\n")
+            return 1
+        if not jsonl:
+            out.write(
+                f"Note: the look-up led to offset {looked_up}; the first record of "
+                f"{owner.owner!r} from there is at offset {owned}.\n"
+            )
     shown = None if name == path else name
     if jsonl:
         out.write(json.dumps(as_json(result, file=shown), separators=(",", ":")) + "\n")
@@ -277,6 +305,15 @@ def _find(
     return 0
 
 
+def _owners_next(path: str, offset: int, owner: KeyOwner) -> int | None:
+    """The offset of ``owner``'s first record at or after ``offset`` (the reader's range
+    read: the indexes lead to the start), None when there is none."""
+    for record in iter_records(path, start_offset=offset, errors="skip"):
+        if record.control is None and owner.owns(record.key):
+            return record.offset
+    return None
+
+
 EPILOG_FIND = """\
 examples:
   kafka-format find /var/lib/kafka/orders-0 --offset 123456
@@ -286,6 +323,7 @@ examples:
   kafka-format find orders-0 --timestamp max-timestamp    # also latest, earliest; -3, -1, -2
   kafka-format find orders-0/00000000000000000120.log --offset 135   # one segment file
   kafka-format find /var/lib/kafka --topic orders --partition 0 --offset 42
+  kafka-format find /var/lib/kafka --group orders-app --timestamp 2024-05-01T12:00:00Z
 
 The offset look-up picks the segment by base offset, the largest .index entry <= the offset,
 and reads batch headers from there (the broker's fetch path). The timestamp look-up picks the
@@ -331,6 +369,7 @@ def register(sub) -> None:
     f.add_argument("--key-decoder", choices=sorted(DECODERS), default="string")
     f.add_argument("--value-decoder", choices=sorted(DECODERS), default="string")
     add_topic_filter(f)
+    add_owner_filter(f)
     f.set_defaults(run=_run_find)
 
 
@@ -351,10 +390,19 @@ def _run_find(args: argparse.Namespace) -> int:
             f"--topic/--partition select {len(chosen)} partitions ({names}); find looks in one",
             file=args.directory,
         )
+    chosen, owner = owner_target(args, chosen)
+    if owner is not None:
+        from ..messages.internal_topics import offsets_decoder, transaction_log_decoder
+
+        options.record_decoder = (
+            offsets_decoder if args.group is not None else transaction_log_decoder
+        )
+        options.print_data_log = True
     return find(
         chosen[0],
         offset=args.offset,
         timestamp=args.timestamp,
         options=options,
         jsonl=args.jsonl,
+        owner=owner,
     )

@@ -8,10 +8,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ..format.jsonform import codec_name
 from ..model import Batch, ControlMarker, ControlType, Record, TimestampType
 from ..read.ranges import Range
+
+if TYPE_CHECKING:  # pragma: no cover - its schemas cost every other dump start-up time
+    from ..messages.coordinator_lookup import KeyOwner
 
 Decoder = Callable[[bytes], str]
 
@@ -101,6 +105,13 @@ class DumpOptions:
     range: Range | None = None
     #: ``--salvage``: read logs on past framing damage (``errors="salvage"``).
     salvage: bool = False
+    #: ``-f`` / ``-J`` (``cli/kcat.py``): one Arrow batch of records (and the stream for
+    #: failures to format) -> the bytes to write. The records are read as ``--jsonl`` reads
+    #: them (``jsonl`` is set with it).
+    kcat: Callable[..., list[bytes]] | None = None
+    #: ``--group`` / ``--transactional-id``: only the records whose key is that owner's
+    #: (``messages.coordinator_lookup.KeyOwner``).
+    key_owner: KeyOwner | None = None
 
     @property
     def errors(self) -> str:
@@ -149,13 +160,14 @@ def batch_line(batch: Batch, position: int) -> str:
 def control_text(marker: ControlMarker) -> str:
     """What kafka-dump-log prints after a control record's metadata.
 
-    COMMIT / ABORT: the marker; KRaft's snapshot header and footer, KRaft version and voters:
-    their value as JSON (``SnapshotHeader {"version":0,...}``); any other type:
+    COMMIT / ABORT: the marker; KRaft's leader change, snapshot header and footer, KRaft
+    version and voters: their value as JSON (``LeaderChange: {"version":0,...}``,
+    ``SnapshotHeader {"version":0,...}``); any other type:
     ``controlType: NAME(id)``, with ``UNKNOWN`` for ids ``ControlRecordType`` does not know.
     """
     if marker.coordinator_epoch is not None:
         return f" endTxnMarker: {marker.type_name} coordinatorEpoch: {marker.coordinator_epoch}"
-    if ControlType.SNAPSHOT_HEADER <= marker.type <= ControlType.KRAFT_VOTERS:
+    if ControlType.LEADER_CHANGE <= marker.type <= ControlType.KRAFT_VOTERS:
         # Imported here: its message schemas cost every other dump 60 ms of start-up.
         from ..messages.internal_topics import kraft_control_text
 
@@ -197,11 +209,13 @@ def record_line(batch: Batch, record: Record, options: DumpOptions) -> str:
         else:
             key = None if record.key is None else options.key_decoder(record.key)
             payload = None if record.value is None else options.value_decoder(record.value)
+        # Trunk's printRecordContents (DumpLogSegments.java, Kafka 4.1): without metadata the
+        # line starts "| " whether its first field is the key or the payload.
         if key is not None:
             parts.append(f"{prefix}key: {key}")
             prefix = " "
         if payload is not None:
-            parts.append(f" payload: {payload}")
+            parts.append(f"{prefix}payload: {payload}")
     return "".join(parts)
 
 

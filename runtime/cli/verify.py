@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..analysis.verify import VerifyReport, log_bytes, verify_paths
+from ..analysis.verify_remote import verify_remote
 from ..progress import Progress, wanted
 from .args import add_threads, add_topic_filter, threaded, topic_paths
 
@@ -24,6 +25,8 @@ examples:
   kafka-format verify --partitions orders=12 /backup/orders-3   # the topic has 12 partitions
   kafka-format verify /var/lib/kafka > verify.txt 2>&1   # no progress line off a terminal
   ssh broker cat /var/lib/kafka/orders-0/00000000000000000000.log | kafka-format verify -
+  kafka-format verify --remote-log-metadata /var/lib/kafka/__remote_log_metadata-7 \
+      /mnt/tiered/orders-0-mTjyhvN8QCuAvYqJZP6ZpA     # tiered objects against their metadata
 
 Errors: CRC mismatches, undecodable batches, framing damage (a length below 14, an invalid
 magic, a length running past the end of the file although whole batches follow), index
@@ -87,6 +90,13 @@ def register(sub) -> None:
         action="store_true",
         help="misplaced keyed records are errors (exit status 1), not warnings",
     )
+    v.add_argument(
+        "--remote-log-metadata",
+        metavar="PATH",
+        help="tiered storage: compare each PATH (a folder of <offset>-<id>.log objects) with "
+        "the remote segments this __remote_log_metadata-N partition (or a log dir holding "
+        "them) says exist: missing, extra and overlapping segments, offsets that disagree",
+    )
     add_threads(v)
     v.set_defaults(run=threaded(_run_verify))
 
@@ -133,6 +143,9 @@ def _run_verify(args: argparse.Namespace) -> int:
             partitions=partition_counts(args.partitions),
             partitioner_severity="error" if args.partitioner_strict else "warning",
         )
+        metadata = getattr(args, "remote_log_metadata", None)
+        if metadata is not None:
+            verify_remote(metadata, args.paths, report)
     finally:
         if progress is not None:
             progress.close()

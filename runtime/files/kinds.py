@@ -53,7 +53,8 @@ from .txnindex import TransactionIndex
 class Scope(enum.StrEnum):
     """Where a file of a kind lives, and so how many there are."""
 
-    #: A member of a segment family, named by a base offset: ``<20 digits>.<suffix>``.
+    #: A member of a segment family, named by a base offset: ``<20 digits>.<suffix>``, or
+    #: a tiered-storage object ``<20 digits>-<remote segment id>.<suffix>``.
     SEGMENT = "segment"
     #: One per partition directory, known by its name.
     PARTITION = "partition"
@@ -169,6 +170,15 @@ LEADER_EPOCH_CHECKPOINT = Kind(
     read_leader_epoch_checkpoint,
     names=frozenset({checkpoints.LEADER_EPOCH_CHECKPOINT}),
 )
+REMOTE_LEADER_EPOCH_CHECKPOINT = Kind(
+    "leader_epoch_checkpoint",
+    Scope.SEGMENT,
+    "tiered storage's copy of the leader epoch cache up to a remote segment's end, in "
+    "leader-epoch-checkpoint's format (RemoteLogSegmentFileType.LEADER_EPOCH_CHECKPOINT)",
+    read_leader_epoch_checkpoint,
+    segment_kind=FileKind.LEADER_EPOCH_CHECKPOINT,
+    label="leader_epoch_checkpoint",
+)
 PARTITION_METADATA = Kind(
     checkpoints.PARTITION_METADATA,
     Scope.PARTITION,
@@ -204,6 +214,7 @@ KINDS: tuple[Kind, ...] = (
     TXN_INDEX,
     PRODUCER_SNAPSHOT,
     LEADER_EPOCH_CHECKPOINT,
+    REMOTE_LEADER_EPOCH_CHECKPOINT,
     PARTITION_METADATA,
     OFFSET_CHECKPOINT,
     UNKNOWN,
@@ -311,6 +322,7 @@ __all__ = [
     "PARTITION_FILES",
     "PARTITION_METADATA",
     "PRODUCER_SNAPSHOT",
+    "REMOTE_LEADER_EPOCH_CHECKPOINT",
     "ROLES",
     "TIME_INDEX",
     "TXN_INDEX",

@@ -17,6 +17,21 @@ A segment family shares one base offset, written as 20 zero-padded digits::
 and any of them may carry one more suffix while the broker is replacing or dropping it:
 ``.deleted`` (scheduled for deletion), ``.cleaned`` (cleaner output not yet swapped in),
 ``.swap`` (about to replace the live file).
+
+Tiered storage (KIP-405) names a remote segment's objects after its base offset *and* its
+``RemoteLogSegmentId``, a Kafka ``Uuid`` in URL-safe base64 without padding (22 characters)::
+
+    00000000000000000120-mTjyhvN8QCuAvYqJZP6ZpA.log
+    00000000000000000120-mTjyhvN8QCuAvYqJZP6ZpA.index      (.timeindex, .txnindex, .snapshot)
+    00000000000000000120-mTjyhvN8QCuAvYqJZP6ZpA.leader_epoch_checkpoint
+
+as Kafka's reference plugin does (``RemoteLogSegmentFileset.RemoteLogSegmentFileType.
+toFilename``: ``startOffset + "-" + uuid + suffix``, matched by its ``FILENAME_FORMAT``
+``(\\d+-)([a-zA-Z0-9_-]{22})(\\.[a-z_]+)``), inside a ``topic-partition-<topic id>`` directory
+(``RemoteTopicPartitionDirectory``). The base offset is what precedes the first dash: the id may
+itself hold dashes, the offset never does. A ``.snapshot`` object holds the producer state at the
+segment's *end* (``RemoteLogManager.copyLogSegment`` uploads ``fetchSnapshot(nextSegmentBase
+Offset)``), though it is named after its start.
 """
 
 from __future__ import annotations
@@ -32,6 +47,9 @@ INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 TXN_INDEX_SUFFIX = ".txnindex"
 SNAPSHOT_SUFFIX = ".snapshot"
+#: A remote segment's leader epochs up to its end (``RemoteLogSegmentFileType.
+#: LEADER_EPOCH_CHECKPOINT``): a ``leader-epoch-checkpoint`` file's format under another name.
+REMOTE_LEADER_EPOCH_SUFFIX = ".leader_epoch_checkpoint"
 
 DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
@@ -50,6 +68,8 @@ KRAFT_SNAPSHOT_DELETED_SUFFIX = ".checkpoint.deleted"
 OFFSET_WIDTH = 20
 #: Width of the zero-padded epoch in KRaft snapshot names (``Snapshots.EPOCH_WIDTH``).
 EPOCH_WIDTH = 10
+#: Length of a Kafka ``Uuid`` as ``Uuid.toString`` writes it (base64url, no padding).
+REMOTE_ID_LENGTH = 22
 #: ``logDirNameWithSuffixCappedLength`` cuts the topic so the whole name fits in this.
 MAX_DIR_NAME_LENGTH = 255
 
@@ -61,6 +81,12 @@ _INT32_MAX = (1 << 31) - 1
 # other Unicode digits, which no Kafka ever writes).
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
+# RemoteLogSegmentFileset.FILENAME_FORMAT's uuid group, and RemoteTopicPartitionDirectory's
+# "topic-partition-uuid" (Topic.LEGAL_CHARS for the topic).
+_REMOTE_ID = re.compile(rf"[A-Za-z0-9_-]{{{REMOTE_ID_LENGTH}}}", re.ASCII)
+_REMOTE_DIR = re.compile(
+    rf"([A-Za-z0-9._-]+)-([0-9]+)-([A-Za-z0-9_-]{{{REMOTE_ID_LENGTH}}})", re.ASCII
+)
 
 
 class FileKind(enum.StrEnum):
@@ -71,6 +97,8 @@ class FileKind(enum.StrEnum):
     TIME_INDEX = "timeindex"
     TXN_INDEX = "txnindex"
     PRODUCER_SNAPSHOT = "snapshot"
+    #: Tiered storage's per-segment copy of the leader epoch cache (see the module's doc).
+    LEADER_EPOCH_CHECKPOINT = "leader_epoch_checkpoint"
 
     @property
     def suffix(self) -> str:
@@ -113,14 +141,39 @@ class SegmentFileName:
     kind: FileKind
     #: ``.deleted``, ``.cleaned`` or ``.swap``; None for a live file.
     temp_suffix: str | None = None
+    #: A tiered-storage object's ``RemoteLogSegmentId`` (22 characters); None for a local file.
+    remote_id: str | None = None
 
     @property
     def is_live(self) -> bool:
         return self.temp_suffix is None
 
     @property
+    def is_remote(self) -> bool:
+        return self.remote_id is not None
+
+    @property
+    def stem(self) -> str:
+        """What the family's files share: the name up to its first dot (``00000000000000000120``
+        or ``00000000000000000120-<id>``)."""
+        return self.name.split(".", 1)[0]
+
+    @property
+    def segment_key(self) -> tuple[int, str | None]:
+        """What ties a file to its segment: the base offset and, for a remote object, its id
+        (two uploads of one offset are two segments)."""
+        return self.base_offset, self.remote_id
+
+    def sibling(self, kind: FileKind) -> str:
+        """The name of the family member ``kind`` beside this file (same stem, live)."""
+        return self.stem + kind.suffix
+
+    @property
     def is_canonical(self) -> bool:
         """True when the offset is written as Kafka writes it: exactly 20 digits."""
+        if self.remote_id is not None:
+            canonical = remote_segment_file_name(self.base_offset, self.remote_id, self.kind)
+            return self.name == canonical + (self.temp_suffix or "")
         return self.name == segment_file_name(self.base_offset, self.kind, self.temp_suffix)
 
 
@@ -179,13 +232,29 @@ def segment_file_name(base_offset: int, kind: FileKind, temp_suffix: str | None 
     return f"{base_offset:0{OFFSET_WIDTH}d}{kind.suffix}{temp_suffix or ''}"
 
 
+def remote_segment_file_name(base_offset: int, remote_id: str, kind: FileKind) -> str:
+    """A tiered-storage object's name (``RemoteLogSegmentFileType.toFilename``, the offset
+    from ``LogFileUtils.filenamePrefixFromOffset``)."""
+    if not _REMOTE_ID.fullmatch(remote_id):
+        raise ValueError(f"{remote_id!r} is not a Kafka Uuid (22 characters of base64url)")
+    return f"{segment_file_name(base_offset, kind).split('.', 1)[0]}-{remote_id}{kind.suffix}"
+
+
 def parse_segment_file_name(name: str) -> SegmentFileName | None:
     """Parse a segment-family file name; None for any other file (checkpoints, metadata...).
 
     Kafka itself accepts any decimal offset before the first dot (``Long.parseLong``), not only
-    20 digits, so we do too; :attr:`SegmentFileName.is_canonical` tells them apart.
+    20 digits, so we do too; :attr:`SegmentFileName.is_canonical` tells them apart. A
+    tiered-storage object ``<offset>-<22-character id>.<suffix>`` parses with its
+    :attr:`~SegmentFileName.remote_id`; a KRaft ``<offset>-<epoch>.checkpoint`` does not (its
+    suffix is no segment family member's, and an epoch is 10 digits, not an id).
     """
     head, dot, rest = name.partition(".")
+    remote_id = None
+    if "-" in head:
+        head, _, remote_id = head.partition("-")
+        if not _REMOTE_ID.fullmatch(remote_id):
+            return None
     if not dot or not _DIGITS.fullmatch(head) or int(head) > _INT64_MAX:
         return None
     suffix = "." + rest
@@ -198,7 +267,47 @@ def parse_segment_file_name(name: str) -> SegmentFileName | None:
     kind = _KIND_BY_SUFFIX.get(suffix)
     if kind is None:
         return None
-    return SegmentFileName(name=name, base_offset=int(head), kind=kind, temp_suffix=temp)
+    return SegmentFileName(
+        name=name, base_offset=int(head), kind=kind, temp_suffix=temp, remote_id=remote_id
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RemotePartitionDirName:
+    """A tiered-storage partition directory: ``topic-partition-<topic id>``
+    (``RemoteTopicPartitionDirectory``)."""
+
+    name: str
+    topic: str
+    partition: int
+    topic_id: str
+
+
+def parse_remote_partition_dir_name(name: str) -> RemotePartitionDirName | None:
+    """``topic-N-<topic id>`` as ``RemoteTopicPartitionDirectory.FILENAME_FORMAT`` matches it;
+    None for any other name."""
+    found = _REMOTE_DIR.fullmatch(name)
+    if found is None or int(found.group(2)) > _INT32_MAX:
+        return None
+    return RemotePartitionDirName(name, found.group(1), int(found.group(2)), found.group(3))
+
+
+class AmbiguousSegmentError(KafkaFormatError):
+    """Two segments of one folder share a base offset: two uploads of one remote segment
+    (a new leader copied it again under another id), or a local and a remote copy."""
+
+
+def ambiguous_segment(
+    base_offset: int, first: str, second: str, *, directory: str | None = None
+) -> AmbiguousSegmentError:
+    """The one line that says so, naming both files (base names; the error's file is their
+    directory); never pick one silently."""
+    a, b = sorted((first, second))
+    return AmbiguousSegmentError(
+        f"two segments with base offset {base_offset}: {a} and {b} (two uploads of one remote "
+        "segment?); read one file, or verify with --remote-log-metadata to see which is live",
+        file=directory,
+    )
 
 
 def parse_kraft_snapshot_name(name: str) -> KraftSnapshotName | None:

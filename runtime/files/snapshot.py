@@ -138,9 +138,13 @@ def read_producer_snapshot(
     """Read a ``.snapshot`` file; its offset comes from the name when the name has one."""
     name = os.fspath(path)
     parsed = parse_segment_file_name(os.path.basename(name))
+    # A remote object's name gives its segment's start, not the snapshot's offset (the
+    # segment's end: RemoteLogManager.copyLogSegment), so it gives none.
     offset = (
         parsed.base_offset
-        if parsed is not None and parsed.kind is FileKind.PRODUCER_SNAPSHOT
+        if parsed is not None
+        and parsed.kind is FileKind.PRODUCER_SNAPSHOT
+        and parsed.remote_id is None
         else None
     )
     with open(name, "rb") as fh:

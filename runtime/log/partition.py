@@ -3,6 +3,10 @@
 A ``topic-N`` directory holds segments named by their base offset (``LocalLog`` keeps them in
 a map ordered by it), each a ``.log`` with an optional ``.index``, ``.timeindex`` and
 ``.txnindex``, plus producer ``.snapshot`` files and a ``leader-epoch-checkpoint``.
+A folder of tiered-storage objects (``<offset>-<remote segment id>.log`` and its ``.index``,
+``.timeindex``, ``.txnindex``, ``.snapshot``, ``.leader_epoch_checkpoint``: see
+:mod:`..files.names`) reads the same way, each object's files tied to it by offset and id; one
+base offset twice (two uploads of a segment) is refused, naming both files.
 
 Look-ups follow the broker step by step, so that they read what it reads:
 
@@ -56,7 +60,13 @@ from ..files.checkpoints import (
 )
 from ..files.index_lookup import Start, start_for_offset, start_for_timestamp
 from ..files.indexes import OffsetIndex, TimeIndex
-from ..files.names import FileKind, parse_partition_dir_name, parse_segment_file_name
+from ..files.names import (
+    FileKind,
+    ambiguous_segment,
+    parse_partition_dir_name,
+    parse_remote_partition_dir_name,
+    parse_segment_file_name,
+)
 from ..files.snapshot import ProducerSnapshot, parse_producer_snapshot
 from ..files.storage import LOCAL, ByteSource, Entry, LocalStorage, Storage
 from ..files.txnindex import AbortedTxn, TransactionIndex
@@ -96,6 +106,12 @@ class Segment:
     txnindex: PurePath | None
     #: Size of the .log file in bytes when the partition was opened.
     size: int
+    #: A tiered-storage object's ``RemoteLogSegmentId`` (``<offset>-<id>.log``); None for a
+    #: local segment. Its other files are those of the same offset *and* id.
+    remote_id: str | None = None
+    #: A remote segment's ``<offset>-<id>.leader_epoch_checkpoint`` (the leader epochs up to
+    #: its end); local segments share the partition's ``leader-epoch-checkpoint`` instead.
+    leader_epoch_checkpoint: PurePath | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -219,16 +235,17 @@ class Partition:
         directory once)."""
         as_path = Path if isinstance(storage, LocalStorage) else PurePosixPath
         directory = as_path(path)
-        try:
-            parsed_dir = parse_partition_dir_name(directory.name)
-            topic, partition = parsed_dir.topic, parsed_dir.partition
-        except KafkaFormatError:
-            topic = partition = None
-        logs: dict[int, tuple[PurePath, int]] = {}
-        # A segment's other files, by kind and base offset; any without a .log is an orphan.
-        companions: dict[FileKind, dict[int, PurePath]] = {
+        topic, partition = _dir_topic_partition(directory.name)
+        # Segments by (base offset, remote id): a folder of tiered-storage objects
+        # (<offset>-<id>.log) reads as a partition too, each object's files tied to it by
+        # offset and id. One base offset twice is refused (ambiguous_segment), never chosen.
+        logs: dict[tuple[int, str | None], tuple[PurePath, int]] = {}
+        by_base: dict[int, PurePath] = {}
+        # A segment's other files, by kind and key; any without a .log is an orphan.
+        companions: dict[FileKind, dict[tuple[int, str | None], PurePath]] = {
             kind.segment_kind: {} for kind in kinds.COMPANIONS if kind.segment_kind is not None
         }
+        companions[FileKind.LEADER_EPOCH_CHECKPOINT] = {}
         snapshots = []
         side_files: dict[kinds.Kind, PurePath] = {}
         for entry in entries:
@@ -244,24 +261,35 @@ class Partition:
                 continue
             file = directory / entry.name
             if parsed.kind is FileKind.LOG:
-                logs[parsed.base_offset] = (file, entry.size)
+                known = by_base.get(parsed.base_offset)
+                if known is not None:
+                    raise ambiguous_segment(
+                        parsed.base_offset,
+                        known.name,
+                        entry.name,
+                        directory=storage.display(str(directory)),
+                    )
+                by_base[parsed.base_offset] = file
+                logs[parsed.segment_key] = (file, entry.size)
             elif parsed.kind is FileKind.PRODUCER_SNAPSHOT:
                 snapshots.append(SnapshotFile(parsed.base_offset, file))
             elif parsed.kind in companions:
-                companions[parsed.kind][parsed.base_offset] = file
+                companions[parsed.kind][parsed.segment_key] = file
         segments = [
             Segment(
-                base_offset=base,
+                base_offset=key[0],
                 log=log,
-                index=companions[FileKind.INDEX].get(base),
-                timeindex=companions[FileKind.TIME_INDEX].get(base),
-                txnindex=companions[FileKind.TXN_INDEX].get(base),
+                index=companions[FileKind.INDEX].get(key),
+                timeindex=companions[FileKind.TIME_INDEX].get(key),
+                txnindex=companions[FileKind.TXN_INDEX].get(key),
                 size=size,
+                remote_id=key[1],
+                leader_epoch_checkpoint=companions[FileKind.LEADER_EPOCH_CHECKPOINT].get(key),
             )
-            for base, (log, size) in sorted(logs.items())
+            for key, (log, size) in sorted(logs.items(), key=lambda item: item[0][0])
         ]
         orphans = sorted(
-            p for files in companions.values() for base, p in files.items() if base not in logs
+            p for files in companions.values() for key, p in files.items() if key not in logs
         )
         return cls(
             path=directory,
@@ -690,6 +718,17 @@ class Partition:
                         segment, next_frame.position, later, record, used_index, stats, note
                     )
         return LookupResult(segment, frame.position, batch, record, used_index, stats, note)
+
+
+def _dir_topic_partition(name: str) -> tuple[str | None, int | None]:
+    """Topic and partition of a ``topic-N`` directory, or of tiered storage's
+    ``topic-N-<topic id>`` (``RemoteTopicPartitionDirectory``); None for any other name."""
+    try:
+        parsed = parse_partition_dir_name(name)
+        return parsed.topic, parsed.partition
+    except KafkaFormatError:
+        remote = parse_remote_partition_dir_name(name)
+        return (remote.topic, remote.partition) if remote is not None else (None, None)
 
 
 def _entry_label(start: Start) -> str:

@@ -639,6 +639,13 @@ kinds.register(
 )
 kinds.register(kinds.LEADER_EPOCH_CHECKPOINT, rebuilder=PartitionBook.write_leader_epochs)
 kinds.register(
+    kinds.REMOTE_LEADER_EPOCH_CHECKPOINT,
+    rebuilder=kinds.Unfilled(
+        "a tiered-storage object: recover writes a local partition of local segment names, "
+        "whose one leader-epoch-checkpoint it rebuilds from the batches' epochs"
+    ),
+)
+kinds.register(
     kinds.PARTITION_METADATA,
     rebuilder=kinds.Unfilled(
         "copied as it is when the broker would read it (_copy_partition_metadata), left out "

@@ -452,12 +452,20 @@ def decode_kraft_control_record(control_type: int, value: bytes) -> dict[str, An
 
 def kraft_control_text(control_type: int, value: bytes | None) -> str | None:
     """What kafka-dump-log prints after a KRaft control record's metadata:
+    ``LeaderChange: {"version":0,"leaderId":1,…}``,
     ``SnapshotHeader {"version":0,"lastContainedLogTimestamp":…}`` and likewise
     ``SnapshotFooter``, ``KRaftVersion``, ``KRaftVoters``; None for the types it shows as
-    ``controlType: NAME(id)`` (leader changes included). Damage becomes text."""
-    if control_type not in (3, 4, 5, 6):
+    ``controlType: NAME(id)``. Damage becomes text.
+
+    As trunk's ``tools/.../DumpLogSegments.printControlRecord`` (KAFKA-19069, Kafka 4.1):
+    only the leader change has a colon after its label; Kafka 4.0 and older printed it as
+    ``controlType: LEADER_CHANGE(2)``."""
+    entry = KRAFT_CONTROL_RECORDS.get(control_type)
+    if entry is None:
         return None
-    label, schema = KRAFT_CONTROL_RECORDS[control_type]
+    label, schema = entry
+    if control_type == 2:
+        label += ":"
     try:
         data = read_message(schema, value if value is not None else b"", 0)
     except MessageDecodeError as exc:

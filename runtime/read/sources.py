@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import mmap
 import os
 import shutil
@@ -31,7 +32,9 @@ from ..errors import KafkaFormatError
 from ..files.names import (
     DirState,
     FileKind,
+    ambiguous_segment,
     parse_partition_dir_name,
+    parse_remote_partition_dir_name,
     parse_segment_file_name,
     skip_reason,
 )
@@ -243,6 +246,9 @@ def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery
         try:
             parsed_dir = parse_partition_dir_name(entry.name)
         except KafkaFormatError:
+            remote = parse_remote_partition_dir_name(entry.name)
+            if remote is not None:  # tiered storage's topic-N-<topic id>
+                subdirs.append((remote.topic, remote.partition, entry.path))
             continue
         if parsed_dir.state is not DirState.LIVE:
             reason = skip_reason(entry.name, is_dir=True)
@@ -350,6 +356,9 @@ def partition_dirs(log_dir: Path) -> list[Path]:
         try:
             parsed = parse_partition_dir_name(sub.name)
         except KafkaFormatError:
+            remote = parse_remote_partition_dir_name(sub.name)
+            if remote is not None:  # tiered storage's topic-N-<topic id>
+                found.append((remote.topic, remote.partition, sub))
             continue
         if parsed.state is DirState.LIVE:
             found.append((parsed.topic, parsed.partition, sub))
@@ -367,6 +376,7 @@ def _partition_inputs(directory: Path, entries: tuple[Entry, ...]) -> list[LogIn
         logs = sorted((base, Path(e.path)) for e in entries if (base := _live_log(e)) is not None)
     else:
         logs = _segment_logs(directory)
+    _refuse_ambiguous(directory, logs)
     return [
         LogInput(str(p), topic=topic, partition=partition, base_offset=base, path=p)
         for base, p in logs
@@ -382,9 +392,19 @@ def _segment_logs(directory: Path) -> list[tuple[int, Path]]:
     return sorted(logs)
 
 
+def _refuse_ambiguous(directory: Path, logs: list[tuple[int, Path]]) -> None:
+    """Two segments of one base offset (two uploads of a remote segment under different
+    ids): which one a consumer reads is not ours to guess."""
+    for (base, first), (next_base, second) in itertools.pairwise(logs):
+        if base == next_base:
+            raise ambiguous_segment(base, first.name, second.name, directory=str(directory))
+
+
 def _topic_partition(directory: str | os.PathLike[str]) -> tuple[str | None, int | None]:
+    name = _base_name(os.fspath(directory))
     try:
-        parsed = parse_partition_dir_name(_base_name(os.fspath(directory)))
+        parsed = parse_partition_dir_name(name)
     except KafkaFormatError:
-        return None, None
+        remote = parse_remote_partition_dir_name(name)  # tiered storage's topic-N-<topic id>
+        return (remote.topic, remote.partition) if remote is not None else (None, None)
     return parsed.topic, parsed.partition

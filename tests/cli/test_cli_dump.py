@@ -509,6 +509,21 @@ def test_text_print_data_log_with_hex_values(tmp_path):
     assert record_lines[2].endswith(" headerKeys: [] key: z")
 
 
+def test_skip_record_metadata_lines_as_trunk_prints_them(tmp_path):
+    """``--skip-record-metadata``: trunk's ``DumpLogSegments.dumpBatchRecords`` and
+    ``printRecordContents`` (tools/.../DumpLogSegments.java, Kafka 4.1) start each record line
+    with "| " and the first of key and payload, whichever is there; a control record's line
+    is left empty (its metadata is what is skipped)."""
+    records = [(b"alpha", b"one", []), (None, b"two", []), (b"z", None, []), (None, None, [])]
+    path = tmp_path / "data.bin"
+    path.write_bytes(v2_batch(0, records) + _control_batch(4, 1, b"\0\0\0\0\0\0"))
+    proc = run("--deep-iteration", "--print-data-log", "--skip-record-metadata", path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    body = [line for line in lines[1:] if not line.startswith(("baseOffset:", "Log starting"))]
+    assert body == ["| key: alpha payload: one", "| payload: two", "| key: z", "", ""]
+
+
 # --- kafka-dump-log parity: indexes, snapshots, KRaft snapshots, control records ------------
 
 
@@ -740,7 +755,10 @@ def test_kraft_snapshot_and_control_records(tmp_path):
     data = (
         _control_batch(0, 3, struct.pack(">hqB", 0, T0, 0))  # SnapshotHeader
         + simple_batch(1, 2)
-        + _control_batch(3, 2, b"\0\0\0\0\0\x01\x01\x01")  # LeaderChange
+        # LeaderChangeMessage v0 (flexible): version, leaderId 1, voters [1, 2] and granting
+        # voters [1] as compact arrays (length + 1), each struct and the message ending in an
+        # empty tagged-field count.
+        + _control_batch(3, 2, b"\0\0\0\0\0\x01\x03\0\0\0\x01\0\0\0\0\x02\0\x02\0\0\0\x01\0\0")
         + _control_batch(4, 9, b"")  # a type this Kafka does not know
         + _control_batch(5, 5, struct.pack(">hhB", 0, 1, 0))  # KRaftVersion
         + _control_batch(6, 4, struct.pack(">hB", 0, 0))  # SnapshotFooter
@@ -759,10 +777,15 @@ def test_kraft_snapshot_and_control_records(tmp_path):
     assert lines[2:at] == lines[at + 2 :]  # the same batches and records
     records = [line for line in lines[:at] if line.startswith("| offset:")]
     assert [int(line.split()[2]) for line in records] == [0, 1, 2, 3, 4, 5, 6]
-    # SnapshotHeaderRecord.json, KRaftVersionRecord.json, SnapshotFooterRecord.json, as
-    # Kafka's generated JSON converters write them; the others as controlType: NAME(id).
+    # SnapshotHeaderRecord.json, LeaderChangeMessage.json, KRaftVersionRecord.json,
+    # SnapshotFooterRecord.json, as Kafka's generated JSON converters write them; the others as
+    # controlType: NAME(id). A leader change as trunk's DumpLogSegments.printControlRecord
+    # prints it (KAFKA-19069): "LeaderChange: " and the JSON.
     assert records[0].endswith(f' SnapshotHeader {{"version":0,"lastContainedLogTimestamp":{T0}}}')
-    assert records[3].endswith(" controlType: LEADER_CHANGE(2)")
+    assert records[3].endswith(
+        ' LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2}],'
+        '"grantingVoters":[{"voterId":1}]}'
+    )
     assert records[4].endswith(" controlType: UNKNOWN(9)")
     assert records[5].endswith(' KRaftVersion {"version":0,"kRaftVersion":1}')
     assert records[6].endswith(' SnapshotFooter {"version":0}')

@@ -152,6 +152,12 @@ def test_companions_are_the_segment_files_recover_rebuilds_beside_each_log():
         ("00000000000000000120.log.tmp", "unknown"),
         ("server.properties", "unknown"),
         ("00000000000000000120-0000000003.checkpoint", None),  # KRaft snapshot: batches
+        ("00000000000000000120-mTjyhvN8QCuAvYqJZP6ZpA.log", "log"),  # tiered storage
+        ("00000000000000000120-mTjyhvN8QCuAvYqJZP6ZpA.index", "index"),
+        (
+            "00000000000000000120-mTjyhvN8QCuAvYqJZP6ZpA.leader_epoch_checkpoint",
+            "leader_epoch_checkpoint",
+        ),
         ("dump.bin", None),
         ("EXPECTED.json", None),
     ],
@@ -184,6 +190,14 @@ def log_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("kinds") / "kafka"
     generate_log_dir(root, topics=["orders"], partitions=1, records=300, segment_bytes=16384)
     (root / EXPECTED_FILE).unlink()
+    # Tiered storage's per-segment leader epochs (no broker writes one into a log dir): a copy
+    # of the partition's checkpoint under a remote object's name, in a folder of its own.
+    tiered = root / "tiered"
+    tiered.mkdir()
+    name = "00000000000000000000-mTjyhvN8QCuAvYqJZP6ZpA.leader_epoch_checkpoint"
+    (tiered / name).write_bytes(
+        (root / "orders-0" / checkpoints.LEADER_EPOCH_CHECKPOINT).read_bytes()
+    )
     return root
 
 

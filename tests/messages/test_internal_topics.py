@@ -1056,7 +1056,13 @@ def test_kraft_control_records():
     assert decoded["label"] == "LeaderChange"
     assert decoded["data"]["leaderId"] == 2
     assert [v["voterId"] for v in decoded["data"]["voters"]] == [1, 2, 3]
-    for control_type in (0, 1, 2):
+    # as trunk's DumpLogSegments.printControlRecord (KAFKA-19069): "LeaderChange: " + JSON
+    assert kraft_control_text(2, leader + NO_TAGS) == (
+        'LeaderChange: {"version":0,"leaderId":2,"voters":[{"voterId":1},{"voterId":2},'
+        '{"voterId":3}],"grantingVoters":[{"voterId":2}]}'
+    )
+    assert kraft_control_text(2, b"").startswith("LeaderChange: <error:")
+    for control_type in (0, 1, 7):
         assert kraft_control_text(control_type, b"") is None
     assert kraft_control_text(3, b"\x00").startswith("SnapshotHeader <error:")
 
