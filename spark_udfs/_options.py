@@ -53,15 +53,34 @@ OPTION_NAMES = (
     "subscribePattern",
     "assign",
     "startingOffsetsByTimestampStrategy",
-    "maxOffsetsPerTrigger",
+    "minPartitions",
+    "maxRecordsPerPartition",
 )
 #: Spark's Kafka source spells some options differently: these are the same option here.
 ALIASES = {"kafka.isolation.level": "isolationLevel"}
 _CANONICAL = {name.lower(): name for name in OPTION_NAMES}
 _CANONICAL.update(ALIASES)
-#: Spark's Kafka source needs a broker; a query ported from it still names one. There is none
-#: here (the path is the log), so it is accepted and said to be ignored, not refused.
-IGNORED = ("kafka.bootstrap.servers",)
+#: A stream's rate options (``KafkaSourceProvider``): a batch read ignores them with a
+#: WARNING, as Spark's Kafka source does (``validateBatchOptions``: "... option ignored in
+#: batch queries"); a stream honours them (``streaming_offsets``).
+STREAM_RATE_OPTIONS = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+#: Spark's Kafka source's options that only a broker or a consumer group gives a meaning:
+#: accepted, so that a query ported from it runs unchanged, and named in one WARNING per read
+#: (:attr:`KafkaLogOptions.ignored`). Any other ``kafka.*`` option (consumer settings such as
+#: ``kafka.bootstrap.servers``, ``kafka.security.protocol``, ``kafka.group.id``) is too.
+OFFLINE_IGNORED = (
+    "groupIdPrefix",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "kafkaConsumer.pollTimeoutMs",
+)
+_IGNORED = {name.lower(): name for name in (*OFFLINE_IGNORED, *STREAM_RATE_OPTIONS)}
+#: What Spark itself adds to a catalog table's options (``TableCatalog``'s reserved
+#: properties, e.g. ``owner`` after ``CREATE TABLE t USING kafka_log OPTIONS (path …)``): not
+#: the user's, passed over without a word.
+SPARK_TABLE_PROPERTIES = frozenset(
+    {"owner", "provider", "location", "comment", "external", "is_managed_location", "collation"}
+)
 LOG = logging.getLogger("kafka_format.spark_udfs")
 
 _SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", re.IGNORECASE)
@@ -116,24 +135,44 @@ class KafkaLogOptions:
     #: When no record is at or after a starting timestamp: "error" fails the read (Spark's
     #: default), "latest" reads nothing there.
     timestamp_strategy: TimestampStrategy = "error"
-    #: Streaming only (accepted and passed through; a batch read reads everything).
-    max_offsets_per_trigger: int | None = None
+    #: Spark's ``minPartitions``: at least about this many input partitions (a hint, as in
+    #: Spark: ranges are cut at batch boundaries only).
+    min_partitions: int | None = None
+    #: Spark's ``maxRecordsPerPartition``: input partitions of at most about this many offsets
+    #: (cut at batch boundaries, so a batch is never split).
+    max_records_per_partition: int | None = None
+    #: Options accepted without an offline meaning, as given (one WARNING names them).
+    ignored: tuple[str, ...] = ()
+
+    def warn_ignored(self, what: str = "read") -> None:
+        """The one WARNING of a read (or stream) naming the options it ignores."""
+        if self.ignored:
+            LOG.warning(
+                "kafka_log: option(s) %s ignored in this %s: the path is the log; there is no "
+                "broker, consumer or consumer group offline",
+                ", ".join(self.ignored),
+                what,
+            )
 
 
 def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
     """Check every option and build :class:`KafkaLogOptions`; raises :class:`OptionError`."""
     given: dict[str, str] = {}
+    ignored: list[str] = []
     for key, value in raw.items():
-        if str(key).lower() in IGNORED:
-            LOG.warning(
-                "kafka_log: option %s ignored: the path is the log, there is no broker", key
-            )
+        lowered = str(key).lower()
+        if lowered in SPARK_TABLE_PROPERTIES:
             continue
-        name = _CANONICAL.get(str(key).lower())
+        name = _CANONICAL.get(lowered)
+        if name is None and (lowered in _IGNORED or lowered.startswith("kafka.")):
+            ignored.append(_IGNORED.get(lowered, str(key)))
+            continue
         if name is None:
             raise OptionError(
                 f"unknown option {key!r} for the kafka_log data source; known options: "
                 + ", ".join([*OPTION_NAMES, *ALIASES])
+                + "; accepted and ignored offline: "
+                + ", ".join([*OFFLINE_IGNORED, *STREAM_RATE_OPTIONS, "kafka.*"])
             )
         text = "" if value is None else str(value)
         if name in given and given[name].strip().lower() != text.strip().lower():
@@ -143,7 +182,9 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
     if not path:
         raise OptionError(
             "kafka_log needs a path: spark.read.format('kafka_log').load(path), where path is a "
-            "partition directory (topic-N), a Kafka log directory, a segment file or a glob"
+            "partition directory (topic-N), a Kafka log directory, a segment file or a glob; in "
+            "SQL, CREATE TEMPORARY VIEW t USING kafka_log OPTIONS (path '...') (a CREATE TABLE "
+            "reaches a Python data source's reader without its options in Spark 4.x)"
         )
     starting_ts = _timestamps(given, "startingTimestamp", "startingOffsetsByTimestamp")
     ending_ts = _timestamps(given, "endingTimestamp", "endingOffsetsByTimestamp")
@@ -166,7 +207,9 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         fail_on_data_loss=_bool(given, "failOnDataLoss", True),
         topics=topic_filter(given),
         timestamp_strategy=_choice(given, "startingOffsetsByTimestampStrategy", STRATEGIES),
-        max_offsets_per_trigger=_max_offsets(given),
+        min_partitions=_positive(given, "minPartitions"),
+        max_records_per_partition=_positive(given, "maxRecordsPerPartition"),
+        ignored=tuple(sorted(ignored, key=str.lower)),
     )
 
 
@@ -367,10 +410,10 @@ def _assignment(text: str) -> list[TopicPartition]:
     return found
 
 
-def _max_offsets(given: Mapping[str, str]) -> int | None:
-    if "maxOffsetsPerTrigger" not in given:
+def _positive(given: Mapping[str, str], name: str) -> int | None:
+    if name not in given:
         return None
-    text = given["maxOffsetsPerTrigger"].strip()
+    text = given[name].strip()
     if not _is_int(text) or int(text) < 1:
-        raise OptionError(f"option maxOffsetsPerTrigger must be a positive number, not {text!r}")
+        raise OptionError(f"option {name} must be a positive number, not {text!r}")
     return int(text)

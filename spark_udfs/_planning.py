@@ -40,7 +40,7 @@ is what tells a batch boundary from bytes that look like one).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
@@ -171,10 +171,11 @@ class Planner:
                 end = stable if end is None else min(end, stable)
                 if start is not None and start >= end:
                     return []
+        limit = self._split_bytes(log, ranges, start, end)
         splits = []
         for slot, lo, hi in ranges:
             seg, files = log.segments[slot], pf.segments[slot]
-            for a, b in self._cut(log, seg, lo, hi):
+            for a, b in self._cut(log, seg, lo, hi, limit):
                 splits.append(
                     KafkaLogSplit(
                         fs_uri=self._ref.uri,
@@ -271,8 +272,31 @@ class Planner:
 
     # --- splitting ------------------------------------------------------------------------
 
-    def _cut(self, log: Partition, seg: Segment, lo: int, hi: int) -> list[tuple[int, int]]:
+    def _split_bytes(
+        self,
+        log: Partition,
+        ranges: list[tuple[int, int, int]],
+        start: int | None,
+        end: int | None,
+    ) -> int:
+        """The most bytes one input partition of this partition reads: ``maxBytesPerPartition``,
+        or less for ``maxRecordsPerPartition``, turned into bytes by the range's own bytes per
+        offset (batches are never split, so the count is about, as cuts fall between them)."""
         limit = self.options.max_bytes_per_partition
+        records = self.options.max_records_per_partition
+        if records is None:
+            return limit
+        first = log.segments[ranges[0][0]].base_offset if start is None else start
+        last = log.log_end_offset() if end is None else end
+        if last is None:
+            return limit
+        offsets = max(1, last - first)
+        total = sum(hi - lo for _, lo, hi in ranges)
+        return max(1, min(limit, records * total // offsets))
+
+    def _cut(
+        self, log: Partition, seg: Segment, lo: int, hi: int, limit: int
+    ) -> list[tuple[int, int]]:
         if hi - lo <= limit:
             return [(lo, hi)]
         points = self._index_cuts(log, seg, lo, hi, limit)
@@ -434,8 +458,21 @@ def _overlapping(
 
 
 def plan(options: KafkaLogOptions) -> list[KafkaLogSplit]:
-    """The input partitions of a read (see the module docstring)."""
-    return Planner(options).plan()
+    """The input partitions of a read (see the module docstring).
+
+    ``minPartitions``, as Spark's Kafka source takes it (a hint: "Spark will divvy up large
+    Kafka partitions to smaller pieces"): when the plan has fewer input partitions, it is made
+    again with ``maxBytesPerPartition`` lowered to the read's bytes over that number, so the
+    larger ranges are cut (at batch boundaries, so there may still be fewer)."""
+    splits = Planner(options).plan()
+    wanted = options.min_partitions
+    if wanted is None or len(splits) >= wanted:
+        return splits
+    total = sum(s.end - s.start for s in splits)
+    limit = max(1, -(-total // wanted))
+    if limit >= options.max_bytes_per_partition:
+        return splits
+    return Planner(replace(options, max_bytes_per_partition=limit)).plan()
 
 
 __all__ = ["KafkaLogSplit", "Planner", "plan"]

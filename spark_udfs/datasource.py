@@ -31,58 +31,80 @@ arrow_schema``)::
 ``partition`` come from the partition directory name (``orders-0``), null for a file outside
 one. Control records (transaction markers) never appear.
 
-Options (names are case-insensitive; an unknown option fails ``load()`` with this list):
+Options (names are case-insensitive; an unknown option fails ``load()`` with this list; every
+option of Spark's Kafka source (``KafkaSourceProvider``) is accepted):
 
-==============================  ====================  =========================================
-option                          default               meaning
-==============================  ====================  =========================================
-``path``                        (required)            partition dir, log dir, segment file or
-                                                      glob (``*``, ``?``, ``[...]``; in URIs
-                                                      ``*`` and ``[...]`` only); what a broker
-                                                      never serves is skipped (below)
-``includeHeaders``              ``false``             add the ``headers`` column
-``isolationLevel``              ``read_uncommitted``  ``read_committed`` drops aborted
-                                                      transactions and ones with no marker yet
-``startingOffsets``             ``earliest``          ``earliest``, one offset for every
-                                                      partition, or Spark's JSON
-                                                      ``{"topic":{"0":23,"1":-2}}`` (-2 earliest);
-                                                      partitions it omits start at the earliest
-``endingOffsets``               ``latest``            exclusive; ``latest``, one offset, or JSON
-                                                      (-1 latest); omitted partitions: latest
-``startingTimestamp``           none                  epoch ms for every partition: start at the
-                                                      first record with timestamp >= it (wins
-                                                      over the two options below, as in Spark)
-``startingOffsetsByTimestamp``  none                  JSON ``{"topic":{"0":ms}}``; wins over
-                                                      ``startingOffsets`` for the partitions it
-                                                      names
-``endingTimestamp``,            none                  stop before the first record with timestamp
-``endingOffsetsByTimestamp``                          >= the given one
-``mode``                        ``FAILFAST``          ``FAILFAST``, ``DROPMALFORMED``,
-                                                      ``PERMISSIVE`` or ``SALVAGE``: see below
-``columnNameOfCorruptRecord``   ``_corrupt_batch``    PERMISSIVE's corrupt-batch column
-``verifyCrc``                   ``true``              check each batch's CRC (CRC-32C / CRC-32)
-``maxDecompressedBytes``        ``256m``              bound on one batch's decompressed size
-                                                      (a larger batch is damage)
-``maxBytesPerPartition``        ``128m``              split a segment range larger than this at
-                                                      batch boundaries (from ``.index``)
-``kafka.isolation.level``       (as isolationLevel)   Spark's Kafka-source name for
-                                                      ``isolationLevel``
-``failOnDataLoss``              ``true``              a ``startingOffsets`` below a partition's
-                                                      log start offset (``log-start-offset-
-                                                      checkpoint`` or first segment) or past
-                                                      its end fails the read, as in Spark;
-                                                      ``false``: start at the log start / read
-                                                      nothing past the end, and log a WARNING
-``subscribe``                   all topics            comma-separated topic names to read
-``subscribePattern``            all topics            a regex the whole topic name matches
-``assign``                      all partitions        JSON ``{"orders":[0,1],"users":[2]}``;
-                                                      a partition not under the path fails
-``startingOffsetsByTimestamp``  ``latest``            ``error``: a partition with no record at
-``Strategy``                                          or after its starting timestamp fails the
-                                                      read (Spark's default); ``latest``: it
-                                                      yields nothing
-``maxOffsetsPerTrigger``        none                  streaming reads only; accepted here
-==============================  ====================  =========================================
+======================================  ====================  ======================================
+option                                  default               meaning
+======================================  ====================  ======================================
+``path``                                (required)            partition dir, log dir, segment file
+                                                              or glob (``*``, ``?``, ``[...]``; in
+                                                              URIs ``*`` and ``[...]`` only); what a
+                                                              broker never serves is skipped (below)
+``includeHeaders``                      ``false``             add the ``headers`` column
+``isolationLevel``                      ``read_uncommitted``  ``read_committed`` drops aborted
+                                                              transactions and ones with no marker
+                                                              yet
+``startingOffsets``                     ``earliest``          ``earliest``, one offset for every
+                                                              partition, or Spark's JSON
+                                                              ``{"topic":{"0":23,"1":-2}}`` (-2
+                                                              earliest); partitions it omits start
+                                                              at the earliest
+``endingOffsets``                       ``latest``            exclusive; ``latest``, one offset, or
+                                                              JSON (-1 latest); omitted partitions:
+                                                              latest
+``startingTimestamp``                   none                  epoch ms for every partition: start at
+                                                              the first record with timestamp >= it
+                                                              (wins over the two options below, as
+                                                              in Spark)
+``startingOffsetsByTimestamp``          none                  JSON ``{"topic":{"0":ms}}``; wins over
+                                                              ``startingOffsets`` for the partitions
+                                                              it names
+``endingTimestamp``,                    none                  stop before the first record with
+``endingOffsetsByTimestamp``                                  timestamp >= the given one
+``mode``                                ``FAILFAST``          ``FAILFAST``, ``DROPMALFORMED``,
+                                                              ``PERMISSIVE`` or ``SALVAGE``: see
+                                                              below
+``columnNameOfCorruptRecord``           ``_corrupt_batch``    PERMISSIVE's corrupt-batch column
+``verifyCrc``                           ``true``              check each batch's CRC (CRC-32C /
+                                                              CRC-32)
+``maxDecompressedBytes``                ``256m``              bound on one batch's decompressed size
+                                                              (a larger batch is damage)
+``maxBytesPerPartition``                ``128m``              split a segment range larger than this
+                                                              at batch boundaries (from ``.index``)
+``kafka.isolation.level``               (as isolationLevel)   Spark's Kafka-source name for
+                                                              ``isolationLevel``
+``failOnDataLoss``                      ``true``              a ``startingOffsets`` below a
+                                                              partition's log start offset
+                                                              (``log-start-offset-checkpoint`` or
+                                                              first segment) or past its end fails
+                                                              the read, as in Spark; ``false``:
+                                                              start at the log start / read nothing
+                                                              past the end, and log a WARNING
+``subscribe``                           all topics            comma-separated topic names to read
+``subscribePattern``                    all topics            a regex the whole topic name matches
+``assign``                              all partitions        JSON ``{"orders":[0,1],"users":[2]}``;
+                                                              a partition not under the path fails
+``startingOffsetsByTimestampStrategy``  ``error``             ``error``: a partition with no record
+                                                              at or after its starting timestamp
+                                                              fails the read (Spark's default);
+                                                              ``latest``: it yields nothing
+``minPartitions``                       none                  at least about this many input
+                                                              partitions (as Spark's: a hint; larger
+                                                              ranges are cut at batch boundaries)
+``maxRecordsPerPartition``              none                  input partitions of at most about this
+                                                              many offsets (by the range's bytes per
+                                                              offset; a batch is never split)
+``maxOffsetsPerTrigger``,               none                  streams only (:mod:`.streaming`); a
+``minOffsetsPerTrigger``,                                     batch read ignores them with a
+``maxTriggerDelay``                                           WARNING, as Spark's Kafka source does
+``groupIdPrefix``,                      none                  accepted so that a query ported from
+``fetchOffset.numRetries``,                                   Spark's Kafka source runs unchanged,
+``fetchOffset.retryIntervalMs``,                              and named in one WARNING per read:
+``kafkaConsumer.pollTimeoutMs``,                              they need a broker, a consumer or a
+any other ``kafka.*``                                         consumer group, none of which there is
+                                                              offline
+======================================  ====================  ======================================
 
 Speed: ask for the columns the query needs. PySpark (4.3) prunes no column of a Python data
 source (its ``PythonScanBuilder`` takes filters only), so ``count()`` and ``groupBy("topic",
@@ -219,6 +241,7 @@ class KafkaLogDataSource(DataSource):
 
     def reader(self, schema: StructType) -> KafkaLogReader:
         options = parse_options(self.options)
+        options.warn_ignored()
         return KafkaLogReader(
             options,
             output_for(schema, options),
@@ -228,6 +251,7 @@ class KafkaLogDataSource(DataSource):
     def streamReader(self, schema: StructType) -> KafkaLogStreamReader:
         """``spark.readStream.format("kafka_log")``: see :mod:`.streaming`."""
         options = parse_stream_options(self.options)
+        options.base.warn_ignored("stream")
         return KafkaLogStreamReader(
             options,
             output_for(schema, options.base),

@@ -59,6 +59,14 @@ option                     default               meaning
                                                  their backlog (pyspark >= 4.2, which lets
                                                  Python sources limit what they read;
                                                  ``availableNow`` honours it)
+``minOffsetsPerTrigger``   none                  a trigger waits (runs no micro-batch)
+                                                 until this many new offsets are there in
+                                                 all, or ``maxTriggerDelay`` has passed
+                                                 since the last micro-batch, as in
+                                                 Spark's Kafka source; not under
+                                                 ``availableNow``
+``maxTriggerDelay``        ``15m``               the longest ``minOffsetsPerTrigger``
+                                                 waits (``500ms``, ``30s``, ``15m``, ``1h``)
 =========================  ====================  =========================================
 
 Damaged batches follow ``mode`` as in a batch read; under ``FAILFAST`` a frame that is no
@@ -82,6 +90,7 @@ segment and still open is not seen. ``maxOffsetsPerTrigger`` needs pyspark 4.2 o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -101,6 +110,7 @@ from .streaming_offsets import (
     StreamOptions,
     TailTracker,
     TopicPartition,
+    TriggerDelay,
     clamp,
     from_json,
     keyed,
@@ -135,6 +145,11 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.target: Offsets | None = None
         self.latest: Offsets | None = None
         self.storage: Storage | None = None
+        self.delay = (
+            None
+            if options.min_offsets_per_trigger is None
+            else TriggerDelay(options.min_offsets_per_trigger, options.max_trigger_delay_ms)
+        )
 
     # --- the driver ---------------------------------------------------------------------
 
@@ -196,6 +211,15 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 elif tp in starts:
                     capped[tp] = starts[tp]  # appeared after the query started: not yet
             ends = capped
+        # minOffsetsPerTrigger: the same offsets again skip this trigger, as Spark's Kafka
+        # source does; never under availableNow (its end is fixed: waiting could last forever)
+        if (
+            self.delay is not None
+            and self.target is None
+            and starts
+            and self.delay.delays(starts, ends, time.time_ns() // 1_000_000)
+        ):
+            return to_json(starts)
         if ReadMaxRows is not None and isinstance(limit, ReadMaxRows):
             begins = {tp: starts.get(tp, _earliest(found[tp])) for tp in ends}
             ends = rate_limit(begins, ends, limit.max_rows)

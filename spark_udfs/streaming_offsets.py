@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -64,7 +65,19 @@ TopicPartition = tuple[str, int]
 Offsets = dict[TopicPartition, int]
 
 #: Options only a stream takes (Spark's Kafka source's names).
-STREAM_OPTION_NAMES = ("failOnDataLoss", "maxOffsetsPerTrigger", "kafka.isolation.level")
+STREAM_OPTION_NAMES = (
+    "failOnDataLoss",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "kafka.isolation.level",
+)
+#: ``maxTriggerDelay``'s default (``KafkaSourceProvider.DEFAULT_MAX_TRIGGER_DELAY``).
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
+# JavaUtils.timeStringAsMs's units (a bare number is milliseconds).
+_TIME = re.compile(r"\s*(\d+)\s*(us|ms|s|m|min|h|d)?\s*", re.IGNORECASE)
+_TIME_MS = {"us": 0.001, "ms": 1, None: 1, "s": 1000, "m": 60_000, "min": 60_000,
+            "h": 3_600_000, "d": 86_400_000}  # fmt: skip
 #: Options a stream refuses, as Spark's Kafka source does ("ending offset not valid in
 #: streaming queries", ``KafkaSourceProvider.validateStreamOptions``).
 _NO_END = ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
@@ -93,6 +106,10 @@ class StreamOptions:
     starting: PerPartition = field(default_factory=PerPartition)
     fail_on_data_loss: bool = True
     max_offsets_per_trigger: int | None = None
+    #: Spark's ``minOffsetsPerTrigger``: a trigger waits for at least this many new offsets
+    #: (over all partitions), unless ``maxTriggerDelay`` has passed since the last batch.
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
 
 
 def _split(raw: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -149,7 +166,23 @@ def parse_stream_options(raw: Mapping[str, str]) -> StreamOptions:
         starting=starting,
         fail_on_data_loss=_bool(stream, "failOnDataLoss", True),
         max_offsets_per_trigger=_positive(stream, "maxOffsetsPerTrigger"),
+        min_offsets_per_trigger=_positive(stream, "minOffsetsPerTrigger"),
+        max_trigger_delay_ms=_duration_ms(stream, "maxTriggerDelay", DEFAULT_MAX_TRIGGER_DELAY_MS),
     )
+
+
+def _duration_ms(given: dict[str, str], name: str, default: int) -> int:
+    """A time as Spark's ``JavaUtils.timeStringAsMs`` reads it: ``15m``, ``30s``, ``500``
+    (milliseconds)."""
+    if name not in given:
+        return default
+    match = _TIME.fullmatch(given[name])
+    if match is None:
+        raise OptionError(
+            f"option {name} must be a duration such as 500ms, 30s, 15m or 1h, not {given[name]!r}"
+        )
+    unit = match.group(2).lower() if match.group(2) else None
+    return int(int(match.group(1)) * _TIME_MS[unit])
 
 
 def _bool(given: dict[str, str], name: str, default: bool) -> bool:
@@ -400,6 +433,28 @@ def clamp(split: KafkaLogSplit, tail: _Tail | None, source: Counted) -> KafkaLog
 # --- Spark's rules --------------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class TriggerDelay:
+    """``minOffsetsPerTrigger`` with ``maxTriggerDelay``, as Spark's Kafka source decides
+    (``KafkaMicroBatchStream.delayBatch``, apache/spark): a trigger is skipped while fewer than
+    ``min_offsets`` new offsets (over all partitions) are there, until ``max_delay_ms`` has
+    passed since the last batch; the first trigger is never skipped (the clock starts at 0)."""
+
+    min_offsets: int
+    max_delay_ms: int
+    last_trigger_ms: int = 0
+
+    def delays(self, starts: Offsets, ends: Offsets, now_ms: int) -> bool:
+        if now_ms - self.last_trigger_ms >= self.max_delay_ms:
+            self.last_trigger_ms = now_ms
+            return False
+        new = sum(end - starts.get(tp, 0) for tp, end in ends.items())
+        if new < self.min_offsets:
+            return True
+        self.last_trigger_ms = now_ms
+        return False
+
+
 def rate_limit(starts: Offsets, ends: Offsets, limit: int) -> Offsets:
     """At most ``limit`` offsets over all partitions, split in proportion to what each has
     to read, as Spark's Kafka source does (``KafkaMicroBatchStream.rateLimit``, apache/spark):
@@ -436,6 +491,7 @@ __all__ = [
     "DataLossError",
     "StreamOptions",
     "TailTracker",
+    "TriggerDelay",
     "clamp",
     "from_json",
     "keyed",

@@ -39,7 +39,9 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_holds_one_namespace(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert tops == {"kafka_format"}
+    # and the one module Spark's look-up of Python data sources lists (pyspark_*)
+    assert tops == {"kafka_format", "pyspark_kafka_format"}
+    assert "pyspark_kafka_format/__init__.py" in names
     for sub in ("schemas", "generated", "runtime", "spark_udfs"):
         assert f"kafka_format/{sub}/__init__.py" in names
     assert "kafka_format/generated/kaitai/record_batch.py" in names
@@ -81,3 +83,16 @@ def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     location, tops = probe.stdout.splitlines()
     assert str(env_dir) in location
     assert tops == "None None", "no generic top-level runtime/generated package installed"
+    # what Spark's lookup_data_sources does first: list the pyspark_* modules
+    listed = subprocess.run(
+        [
+            str(py),
+            "-c",
+            "import pkgutil; print(sorted(m.name for m in pkgutil.iter_modules()"
+            " if m.name.startswith('pyspark_')))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert listed.stdout.strip() == "['pyspark_kafka_format']", listed.stderr

@@ -11,6 +11,7 @@ in-process for the metrics.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("grpc", reason="the connect extra (grpcio) is not installed")
 
 # Imported before any session exists, as a user's module would: must not need one.
+import kafka_format  # noqa: E402
 from kafka_format.runtime.analysis.stats import log_stats as runtime_stats  # noqa: E402
 from kafka_format.runtime.log.compaction import compact as compact_dir  # noqa: E402
 from kafka_format.runtime.write.writer import Message, PartitionWriter  # noqa: E402
@@ -38,6 +40,7 @@ from kafka_format.spark_udfs import (  # noqa: E402
 from kafka_format.spark_udfs._options import parse_options  # noqa: E402
 from kafka_format.spark_udfs._planning import Planner  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS_SET = "kafka-go/v2-v2.p0"
 NOW = 1_800_000_000_000
 START_TIMEOUT = 240
@@ -60,7 +63,13 @@ def connect_url(tmp_path_factory):
         pytest.skip("this pyspark wheel ships no spark-connect jar")
     port = free_port()
     log = tmp_path_factory.mktemp("connect") / "server.log"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    # The server's Python finds kafka_log by Spark's own look-up (pyspark_* modules), as an
+    # installed wheel's would: a copy of the module on its path (an editable install's finder
+    # is not listed by pkgutil).
+    site = tmp_path_factory.mktemp("connect-site")
+    shutil.copytree(ROOT / "src" / "pyspark_kafka_format", site / "pyspark_kafka_format")
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": path}
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
     command = [
         str(spark_home() / "bin" / "spark-submit"),
@@ -141,6 +150,12 @@ def log_dir(tmp_path_factory) -> Path:
             for i in range(40):
                 w.append([Message(b"acct-%d" % (i % 7), b"v%d" % i) for _ in range(2)])
     return root
+
+
+def test_found_without_register(remote, log_dir):
+    """First in this module: no registration has run in the server's session yet."""
+    expected = kafka_format.read_table(log_dir).num_rows
+    assert remote.read.format("kafka_log").load(str(log_dir)).count() == expected
 
 
 def test_register_checks_the_servers_python(remote, registration):
