@@ -10,6 +10,7 @@ tasks fetched against the segment files' sizes.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ pyspark = pytest.importorskip("pyspark")
 from kafka_format.runtime.write.writer import Message, PartitionWriter  # noqa: E402
 
 START_TIMEOUT = 180
+ROOT = Path(__file__).resolve().parents[2]
 
 APP = """
 import sys
@@ -48,6 +50,27 @@ print("COUNTS", sorted((r.topic, r.partition, r["count"]) for r in
                        df.groupBy("topic", "partition").count().collect()))
 print("BYTES", kafka.bytes_read.value)
 print("EXECUTORS", spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size())
+spark.stop()
+"""
+
+
+#: The same read without register(): the source found by Spark's own look-up of pyspark_*
+#: modules on the driver (tests/spark/test_spark_lookup.py says why a copy is put on the path).
+APP_UNREGISTERED = """
+import sys
+from pyspark.sql import SparkSession
+
+spark = (
+    SparkSession.builder.master(sys.argv[1]).appName("kafka-format-lookup-test")
+    .config("spark.executor.memory", "512m").config("spark.executor.cores", "1")
+    .config("spark.cores.max", "1").config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    .getOrCreate()
+)
+df = spark.read.format("kafka_log").load(sys.argv[2])
+print("COUNTS", sorted((r.topic, r.partition, r["count"]) for r in
+                       df.groupBy("topic", "partition").count().collect()))
 spark.stop()
 """
 
@@ -131,9 +154,9 @@ def log_dir(tmp_path_factory) -> tuple[Path, dict]:
     return root, written
 
 
-def run_app(tmp_path: Path, master_url: str, data: Path, **env: str):
+def run_app(tmp_path: Path, master_url: str, data: Path, app: str = APP, **env: str):
     script = tmp_path / "app.py"
-    script.write_text(APP)
+    script.write_text(app)
     return subprocess.run(
         [sys.executable, str(script), master_url, str(data)],
         capture_output=True,
@@ -170,3 +193,14 @@ def test_a_driver_python_without_the_package_is_one_line(tmp_path, master_url, l
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("ERROR ")]
     assert "on the driver" in line and str(bare) in line
     assert "PYSPARK_PYTHON" in line and "spark.pyspark.python" in line
+
+
+def test_found_without_register_on_a_standalone_cluster(tmp_path, master_url, log_dir):
+    root, written = log_dir
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "src" / "pyspark_kafka_format", site / "pyspark_kafka_format")
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    done = run_app(tmp_path, master_url, root, APP_UNREGISTERED, PYTHONPATH=path)
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines["COUNTS"] == str(sorted((t, p, n) for (t, p), n in written.items()))
