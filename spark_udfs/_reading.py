@@ -44,6 +44,7 @@ from ..runtime.model import Report
 from ..runtime.read.columnar import DEFAULT_BATCH_ROWS, iter_arrow_batches
 from ..runtime.read.ranges import Window
 from ..runtime.read.request import Errors, ReadRequest
+from ..runtime.read.segment_offsets import SegmentOffsets
 from ..runtime.read.sources import LogInput
 from ..runtime.read.transactions import AbortedTransactions
 from ._fs import FsRef
@@ -114,8 +115,14 @@ def read_split(
             log = LogInput(split.name, data=memoryview(placed)[:end], size=size, **where)
             yield from task.run(log, split.start, end)
             return
+        # One walk of the split in pieces: each batch judged against the one before it, as
+        # the memory-mapped read of the same split judges it (a batch whose base offset was
+        # damaged must not reset the bar at a piece boundary).
+        offsets = SegmentOffsets(base_offset)
         for start, piece in _pieces(reader, split.start, end, counters):
-            log = LogInput(split.name, data=piece, size=size, origin=start, **where)
+            log = LogInput(
+                split.name, data=piece, size=size, origin=start, offsets=offsets, **where
+            )
             yield from task.run(log, 0, len(piece))
 
 

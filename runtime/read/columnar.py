@@ -348,7 +348,7 @@ def _log_batches(
     pipeline: _Pipeline,
     window: Window | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    segment = SegmentOffsets(log.base_offset)
+    segment = log.offsets if log.offsets is not None else SegmentOffsets(log.base_offset)
     with _open_input(log) as inp:
         if opts.progress is not None:
             opts.progress.begin_file(len(inp.buf) if inp.buf is not None else 0)

@@ -60,6 +60,10 @@ class LogInput:
     #: Where ``data`` starts in that file: positions are reported in the file's terms. Read
     #: by the columnar reader's strict and skip walks (Spark's remote pieces).
     origin: int = 0
+    #: The segment's offset checks (``segment_offsets.SegmentOffsets``) to go on with: the
+    #: pieces of one split read in turn share one, so that each batch is judged against the
+    #: batch before it, as in one read of the split (None: a fresh one for this input).
+    offsets: Any = None
 
     @contextmanager
     def open(self) -> Iterator[memoryview | BinaryIO]:

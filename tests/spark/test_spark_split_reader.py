@@ -26,6 +26,7 @@ from kafka_format.spark_udfs._reading import ERRORS, Counters, read_split
 from kafka_format.spark_udfs.datasource import kafka_schema, output_for
 
 _KEYS = ("topic", "partition", "offset", "key", "value")
+FETCH_BYTES = _reading.FETCH_BYTES
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +129,8 @@ def test_a_damaged_directory_reads_as_read_table(
         assert sorted(damage) == sorted(want_damage)
     # the URI path (a fetched split) gives the same verdict, positions and all, also fetched
     # in pieces smaller than a segment
+    # (monkeypatch undoes at the test's end, not each example's: set the default again)
+    monkeypatch.setattr(_reading, "FETCH_BYTES", FETCH_BYTES)
     fetched = _spark_rows(root.as_uri(), mode=mode)
     assert _unnamed(fetched) == _unnamed((rows, damage, error))
     monkeypatch.setattr(_reading, "FETCH_BYTES", 900)
@@ -158,3 +161,29 @@ def test_a_split_that_ends_inside_a_batch_is_damage_not_a_tail(log_dir, uri):
     _, lenient, lenient_out = _splits(str(log_dir), mode="DROPMALFORMED")
     kept = sum(b.num_rows for b in read_split(cut, lenient, lenient_out, Counters()))
     assert 0 < kept < whole
+
+
+def test_a_damaged_base_offset_is_judged_alike_in_pieces(tmp_path, monkeypatch):
+    """The CRC does not cover a batch's base offset: a flipped bit there makes a batch claim
+    offsets far ahead, and the batches after it then do not follow it (segment_offsets). A
+    remote split read in pieces carries that judgement across its pieces, as the one read of
+    the memory-mapped split does (before, each piece started afresh and kept them)."""
+    from kafka_format.runtime.read.reader import iter_batches
+    from kafka_format.runtime.write.writer import Message, PartitionWriter
+
+    with PartitionWriter(tmp_path, "t", 0) as writer:
+        for i in range(40):
+            writer.append([Message(b"k%d" % i, b"v" * 40)])
+    segment = tmp_path / "t-0" / "00000000000000000000.log"
+    positions = [b.position for b in iter_batches(segment)]
+    data = bytearray(segment.read_bytes())
+    data[positions[10] + 4] ^= 0x10  # the base offset's high bytes: now far ahead
+    segment.write_bytes(bytes(data))
+    local = _spark_rows(str(tmp_path), mode="DROPMALFORMED")
+    monkeypatch.setattr(_reading, "FETCH_BYTES", 900)  # a few batches a piece
+    pieces = _spark_rows(tmp_path.as_uri(), mode="DROPMALFORMED")
+    assert _unnamed(pieces) == _unnamed(local)
+    want, _, _ = _table_rows(tmp_path, errors="skip")
+    assert sorted(local[0]) == sorted(want)
+    offsets = sorted(row[2] for row in local[0])
+    assert offsets[:10] == list(range(10)) and len(offsets) < 40
