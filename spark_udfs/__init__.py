@@ -48,6 +48,9 @@ from .internal import make_functions as make_internal_functions
 from .metrics import KafkaLogMetricsDataSource, ReadMetrics, read_metrics
 from .stats import log_stats, record_stats
 
+#: Spark's switch for Python data sources' ``pushFilters`` (off by default in Spark 4.x).
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
 
 @dataclass(slots=True)
 class Registration:
@@ -80,6 +83,11 @@ def register(
     data source has its own option, ``maxDecompressedBytes``). Registering again replaces
     both: reads then count in the new registration's accumulators.
 
+    It also sets ``spark.sql.python.filterPushdown.enabled`` to true for the session, so that
+    reads of the registered source answer WHERE clauses on topic, partition, offset,
+    timestamp and timestampType through the indexes (the option ``pushFilters`` turns that
+    off per read; with the conf turned off again, Spark refuses a read that does not).
+
     First (unless ``check_workers=False``) it checks that the Python Spark starts for the
     source and the functions can import kafka_format (:mod:`._workers`): in a local session
     whose workers would run a ``python3`` without it (a venv not activated) it points them at
@@ -95,6 +103,9 @@ def register(
     if context is not None:
         bytes_read = context.accumulator(0)
         corrupt = context.accumulator(0)
+    # WHERE clauses answered by the read (KafkaLogPushdownReader): Spark hands a Python data
+    # source its filters only with this on, and refuses a reader that takes them without.
+    spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     # A subclass per registration carries the accumulators to the tasks: a class that is not
     # importable by name is pickled by value, with them.
     source = type(
@@ -105,6 +116,7 @@ def register(
             "__qualname__": "RegisteredKafkaLogDataSource",
             "bytes_read_accumulator": bytes_read,
             "corrupt_batches_accumulator": corrupt,
+            "push_filters": True,
         },
     )
     spark.dataSource.register(source)

@@ -47,6 +47,7 @@ OPTION_NAMES = (
     "verifyCrc",
     "maxDecompressedBytes",
     "maxBytesPerPartition",
+    "pushFilters",
     # Spark's Kafka source's own names (KafkaSourceProvider), with its semantics:
     "failOnDataLoss",
     "subscribe",
@@ -143,6 +144,8 @@ class KafkaLogOptions:
     max_records_per_partition: int | None = None
     #: Options accepted without an offline meaning, as given (one WARNING names them).
     ignored: tuple[str, ...] = ()
+    #: Answer WHERE clauses in the read (KafkaLogPushdownReader); None: as registered.
+    push_filters: bool | None = None
 
     def warn_ignored(self, what: str = "read") -> None:
         """The one WARNING of a read (or stream) naming the options it ignores."""
@@ -200,8 +203,8 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         corrupt_column=given.get("columnNameOfCorruptRecord", DEFAULT_CORRUPT_COLUMN).strip()
         or DEFAULT_CORRUPT_COLUMN,
         verify_crc=_bool(given, "verifyCrc", True),
-        max_decompressed_bytes=_size(given, "maxDecompressedBytes", DEFAULT_MAX_BYTES),
-        max_bytes_per_partition=_size(
+        max_decompressed_bytes=parse_size(given, "maxDecompressedBytes", DEFAULT_MAX_BYTES),
+        max_bytes_per_partition=parse_size(
             given, "maxBytesPerPartition", DEFAULT_MAX_BYTES_PER_PARTITION, minimum=1
         ),
         fail_on_data_loss=_bool(given, "failOnDataLoss", True),
@@ -210,6 +213,7 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         min_partitions=_positive(given, "minPartitions"),
         max_records_per_partition=_positive(given, "maxRecordsPerPartition"),
         ignored=tuple(sorted(ignored, key=str.lower)),
+        push_filters=_bool(given, "pushFilters", False) if "pushFilters" in given else None,
     )
 
 
@@ -241,7 +245,16 @@ def _mode(given: dict[str, str]) -> Mode:
     return value  # type: ignore[return-value]
 
 
-def _size(given: dict[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+def parse_size(
+    given: Mapping[str, str],
+    name: str,
+    default: int,
+    *,
+    minimum: int = 0,
+    maximum: int | None = None,
+) -> int:
+    """A byte count with an optional suffix (``1048576``, ``512k``, ``128m``, ``1g``): the
+    source's options and the sink's (:mod:`.sink`) read sizes alike."""
     if name not in given:
         return default
     match = _SIZE.fullmatch(given[name])
@@ -252,6 +265,8 @@ def _size(given: dict[str, str], name: str, default: int, *, minimum: int = 0) -
     value = int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
     if value < minimum:
         raise OptionError(f"option {name} must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise OptionError(f"option {name} must be at most {maximum}, not {value}")
     return value
 
 

@@ -59,6 +59,7 @@ from ._dataloss import check_data_loss
 from ._discovery import PartitionFiles, SegmentFiles, find, storage_of
 from ._fs import FsRef, locate
 from ._options import EARLIEST, LATEST, KafkaLogOptions
+from ._pushdown import Pushdown
 from ._scan import Counted, decode, iter_headers
 
 INT64_MAX = (1 << 63) - 1
@@ -97,8 +98,10 @@ class Planner:
     indexes (the tasks' reads are counted by the data source's accumulator); :attr:`skipped`
     lists what the broker's directory rules passed over."""
 
-    def __init__(self, options: KafkaLogOptions) -> None:
+    def __init__(self, options: KafkaLogOptions, pushdown: Pushdown | None = None) -> None:
         self.options = options
+        #: A WHERE clause's bounds (``KafkaLogPushdownReader.pushFilters``), None without.
+        self.pushdown = pushdown
         self.bytes_read = 0
         self.skipped: list[Skipped] = []
         self._ref, self._fs, self._path = locate(options.path)
@@ -120,6 +123,10 @@ class Planner:
                     + ", ".join(f"{t}-{p}" for t, p in missing),
                     file=self.storage.display(self._path),
                 )
+        if self.pushdown is not None:
+            # After assign's check: a WHERE clause narrows what is read, it names nothing.
+            accepts = self.pushdown.accepts
+            partitions = [pf for pf in partitions if accepts(pf.topic, pf.partition)]
         splits: list[KafkaLogSplit] = []
         for pf in partitions:
             # Files stay open for one partition only: a log dir may hold thousands of them.
@@ -146,6 +153,11 @@ class Planner:
         if start == INT64_MAX:
             return []  # past the log end, failOnDataLoss=false
         end = self._end_offset(pf)
+        unpruned = start
+        if self.pushdown is not None:
+            start, end = self._narrow(pf, start, end)
+            if start == INT64_MAX:
+                return []  # no record reaches the WHERE clause's least timestamp
         if start is not None and end is not None and start >= end:
             return []
         first = self._start_position(log, start)
@@ -163,7 +175,14 @@ class Planner:
             return []
         aborted: tuple[AbortedRange, ...] = ()
         if self.options.isolation == "read_committed":
-            aborted = self._aborted(log, ranges[0][0], ranges[0][1], end)
+            origin = ranges[0][:2]
+            if unpruned != start:
+                # The last stable offset is the whole read's: a transaction with no marker
+                # that began before a WHERE clause's start ends the read there too, though
+                # none of its batches lie after that start. So the walk starts where the
+                # read would without the clause.
+                origin = self._start_position(log, unpruned) or origin
+            aborted = self._aborted(log, origin[0], origin[1], end)
             # A read_committed fetch ends at the last stable offset: the first offset of the
             # earliest transaction still open (UnifiedLog), as the runtime's reader does.
             stable = min((a[1] for a in aborted if a[2] == INT64_MAX), default=None)
@@ -215,6 +234,46 @@ class Planner:
             return self._offset_for_timestamp(pf, ts)
         value = self.options.ending_offsets.get(pf.topic, pf.partition)
         return None if value is None or value == LATEST else value
+
+    def _narrow(
+        self, pf: PartitionFiles, start: int | None, end: int | None
+    ) -> tuple[int | None, int | None]:
+        """``start``/``end`` intersected with a WHERE clause's bounds (never wider). Unlike the
+        options, the clause fails nothing and reports no data loss: an offset outside the
+        log or a timestamp no record reaches only reads less (INT64_MAX: nothing)."""
+        push = self.pushdown
+        assert push is not None and pf.log is not None
+        if push.start_offset is not None:
+            start = push.start_offset if start is None else max(start, push.start_offset)
+        if push.end_offset is not None:
+            end = push.end_offset if end is None else min(end, push.end_offset)
+        if push.start_timestamp is None or (start is not None and end is not None and start >= end):
+            return start, end
+        try:
+            found = self._first_at_or_after(pf.log, push.start_timestamp, start)
+        except (KafkaFormatError, OSError):
+            return start, end  # damage on the way: not pruned; the task that meets it reports
+        if found is None:
+            return INT64_MAX, end
+        return (found if start is None else max(start, found)), end
+
+    def _first_at_or_after(self, log: Partition, timestamp: int, start: int | None) -> int | None:
+        """Offset of the first record at or after ``start`` whose timestamp is >=
+        ``timestamp``, by ListOffsets' look-up (:meth:`Partition.find_timestamp`) one segment
+        at a time; None when no record has one. Each segment is judged by its largest record
+        timestamp (:meth:`Partition.max_timestamp_so_far`), not by the file's mtime as the
+        broker judges one without timestamps (magic 0), and a segment that turns out to hold
+        no such record does not end the search (the broker's does): pruning must never drop
+        a row the clause keeps."""
+        first = 0 if start is None else log.segment_for_offset(start) or 0
+        for seg in log.segments[first:]:
+            if log.max_timestamp_so_far(seg) < timestamp:
+                continue
+            at = seg.base_offset if start is None else max(start, seg.base_offset)
+            hit = log.find_timestamp(timestamp, starting_offset=at)
+            if hit is not None and hit.record is not None:
+                return hit.record.offset
+        return None
 
     # --- positions through the partition layer --------------------------------------------
 
@@ -457,14 +516,15 @@ def _overlapping(
     )
 
 
-def plan(options: KafkaLogOptions) -> list[KafkaLogSplit]:
-    """The input partitions of a read (see the module docstring).
+def plan(options: KafkaLogOptions, pushdown: Pushdown | None = None) -> list[KafkaLogSplit]:
+    """The input partitions of a read (see the module docstring), narrowed by a WHERE
+    clause's ``pushdown`` when given.
 
     ``minPartitions``, as Spark's Kafka source takes it (a hint: "Spark will divvy up large
     Kafka partitions to smaller pieces"): when the plan has fewer input partitions, it is made
     again with ``maxBytesPerPartition`` lowered to the read's bytes over that number, so the
     larger ranges are cut (at batch boundaries, so there may still be fewer)."""
-    splits = Planner(options).plan()
+    splits = Planner(options, pushdown).plan()
     wanted = options.min_partitions
     if wanted is None or len(splits) >= wanted:
         return splits
@@ -472,7 +532,7 @@ def plan(options: KafkaLogOptions) -> list[KafkaLogSplit]:
     limit = max(1, -(-total // wanted))
     if limit >= options.max_bytes_per_partition:
         return splits
-    return Planner(replace(options, max_bytes_per_partition=limit)).plan()
+    return Planner(replace(options, max_bytes_per_partition=limit), pushdown).plan()
 
 
 __all__ = ["KafkaLogSplit", "Planner", "plan"]

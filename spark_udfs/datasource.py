@@ -72,6 +72,10 @@ option                                  default               meaning
                                                               (a larger batch is damage)
 ``maxBytesPerPartition``                ``128m``              split a segment range larger than this
                                                               at batch boundaries (from ``.index``)
+``pushFilters``                         as registered         ``true``: answer WHERE clauses in the
+                                                              read (below; needs ``spark.sql.python.
+                                                              filterPushdown.enabled``);
+                                                              ``register`` turns both on
 ``kafka.isolation.level``               (as isolationLevel)   Spark's Kafka-source name for
                                                               ``isolationLevel``
 ``failOnDataLoss``                      ``true``              a ``startingOffsets`` below a
@@ -168,6 +172,22 @@ from the read's start to the transactions' markers, so each task drops the right
 however the segment is split. Where an index is missing, damaged, or disagrees with its log,
 the driver walks that segment's headers instead: slower planning, same rows.
 
+WHERE clauses (filter pushdown, :mod:`._pushdown`): with ``pushFilters`` on, as on the source
+``register(spark)`` registers (it also sets ``spark.sql.python.filterPushdown.enabled``,
+without which Spark refuses a reader that takes filters), the read answers the filters Spark
+pushes on ``topic``, ``partition``, ``offset``, ``timestamp`` and ``timestampType``
+(comparisons, ``<=>``, ``IN``, ``BETWEEN``, ``IS [NOT] NULL``, ``NOT`` of one, their ANDs;
+``LIKE 'x%'`` and the like on ``topic``) and hands the rest back to Spark (``key``,
+``value``, ``headers``; an ``OR`` Spark does not push at all). Topic and partition filters
+choose the partitions planned. Offset bounds, and a least timestamp (``>``, ``>=``, ``=``,
+``IN``, ``BETWEEN``: the read starts at the first record at or after it, found as
+ListOffsets finds it), prune segments and byte windows as the options above do, but they fail
+nothing (no data loss, no ``startingOffsetsByTimestampStrategy``) and only ever narrow the
+options. An upper bound on ``timestamp`` prunes nothing, as a later record may be older.
+The tasks keep exactly the rows the filters keep, so the rows are those of the same query
+without pushdown (on a damaged log, damage outside what is read goes unseen, as with
+``startingOffsets``); a schema with the corrupt-batch column, and ``SALVAGE``, push nothing.
+
 Planning runs on the runtime's partition layer (``kafka_format.runtime.log.partition``) over
 the reader protocol of ``kafka_format.runtime.files.storage``: memory-mapped files for a bare
 path, ranged reads for a URI. On a URI, a segment in which a starting or ending offset or
@@ -195,16 +215,19 @@ the ``kafka_log_metrics`` source (:mod:`.metrics`) gives a read's counts as rows
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import BinaryType, StringType, StructType
 
 from ..runtime.read.columnar_reference import arrow_schema
 from ._options import KafkaLogOptions, OptionError, parse_options
 from ._planning import KafkaLogSplit, plan
+from ._pushdown import Pushdown, translate
 from ._reading import Counters, Output, read_split
+from .sink import KafkaLogWriter, writer_for
 from .streaming import KafkaLogStreamReader
 from .streaming_offsets import parse_stream_options, schema_options
 
@@ -231,6 +254,11 @@ class KafkaLogDataSource(DataSource):
     #: Set on the class :func:`~kafka_format.spark_udfs.register` registers; None otherwise.
     bytes_read_accumulator: Any = None
     corrupt_batches_accumulator: Any = None
+    #: Whether reads answer WHERE clauses (:class:`KafkaLogPushdownReader`) unless the option
+    #: ``pushFilters`` says otherwise: True on the class ``register`` registers, as it turns
+    #: on ``spark.sql.python.filterPushdown.enabled``, without which Spark refuses such a
+    #: reader.
+    push_filters: bool = False
 
     @classmethod
     def name(cls) -> str:
@@ -242,7 +270,8 @@ class KafkaLogDataSource(DataSource):
     def reader(self, schema: StructType) -> KafkaLogReader:
         options = parse_options(self.options)
         options.warn_ignored()
-        return KafkaLogReader(
+        push = type(self).push_filters if options.push_filters is None else options.push_filters
+        return (KafkaLogPushdownReader if push else KafkaLogReader)(
             options,
             output_for(schema, options),
             Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
@@ -257,6 +286,11 @@ class KafkaLogDataSource(DataSource):
             output_for(schema, options.base),
             Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
         )
+
+    def writer(self, schema: StructType, overwrite: bool) -> KafkaLogWriter:
+        """``df.write.format("kafka_log").save(dir)``: partition directories a broker loads;
+        options, modes and checks in :mod:`.sink` (schema and options checked here)."""
+        return writer_for(self.options, schema, overwrite)
 
 
 class KafkaLogReader(DataSourceReader):
@@ -274,6 +308,35 @@ class KafkaLogReader(DataSourceReader):
         if not isinstance(partition, KafkaLogSplit):
             return iter(())  # Spark's stand-in partition when planning found nothing
         return read_split(partition, self.options, self.output, self.counters)
+
+
+class KafkaLogPushdownReader(KafkaLogReader):
+    """A :class:`KafkaLogReader` that answers the WHERE clauses it can exactly
+    (:mod:`._pushdown`): topic and partition filters choose the partitions planned, offset
+    and timestamp bounds prune segments and byte windows through ``.index`` / ``.timeindex``,
+    and the tasks keep only the rows the filters on offset, timestamp and timestampType
+    keep. Spark refuses to plan with a reader that implements ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is false (``DATA_SOURCE_PUSHDOWN_DISABLED``,
+    pyspark/sql/worker/plan_data_source_read.py), hence a class of its own."""
+
+    def __init__(self, options: KafkaLogOptions, output: Output, counters: Counters) -> None:
+        super().__init__(options, output, counters)
+        self.pushdown: Pushdown | None = None
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        if self.output.corrupt_column is not None or self.options.mode == "SALVAGE":
+            # A damaged batch's row (offset = base offset, other columns null) and salvage's
+            # resynchronising walk depend on what is read: read it all, let Spark filter.
+            return filters
+        self.pushdown, returned = translate(filters)
+        return returned
+
+    def partitions(self) -> list[InputPartition]:
+        return list(plan(self.options, self.pushdown))
+
+    def read(self, partition: InputPartition):
+        rows = super().read(partition)
+        return rows if self.pushdown is None else self.pushdown.filter(rows)
 
 
 def output_for(schema: StructType, options: KafkaLogOptions) -> Output:
@@ -311,6 +374,7 @@ __all__ = [
     "KAFKA_SCHEMA_DDL",
     "NAME",
     "KafkaLogDataSource",
+    "KafkaLogPushdownReader",
     "KafkaLogReader",
     "kafka_schema",
 ]

@@ -1,0 +1,365 @@
+"""WHERE clauses of a ``kafka_log`` read: which the read answers itself, and how.
+
+Spark hands a Python data source the conjuncts of a query's WHERE clause it could translate
+(``DataSourceReader.pushFilters``, pyspark/sql/datasource.py; the list is their AND), and
+evaluates again only those handed back. :func:`translate` splits them:
+
+* On ``topic`` and ``partition`` (constant over a partition directory), any comparison,
+  ``IN``, ``IS [NOT] NULL``, ``<=>``, ``LIKE 'x%'`` / ``'%x'`` / ``'%x%'`` and their negations
+  are decided once per partition on the driver (:meth:`Pushdown.accepts`): partitions that
+  fail are not planned at all.
+* On ``offset``, ``timestamp`` and ``timestampType``, the same operators (no ``LIKE``) are
+  evaluated exactly on every row a task reads (:meth:`Pushdown.keep`), with SQL's
+  three-valued logic (a row is kept only where the filter is true, never where it is null).
+  Some of them also bound what is read (:attr:`Pushdown.start_offset`, :attr:`end_offset`,
+  :attr:`start_timestamp`): the planner turns those into byte windows through ``.index`` and
+  ``.timeindex``, as for the ``startingOffsets`` / ``startingTimestamp`` options.
+
+Everything else (``key``, ``value``, ``headers``, a value of an unexpected type, a nested
+column) is handed back to Spark, unevaluated here. So what is consumed is answered exactly,
+and the pruning only decides what need not be read.
+
+The pruning per column, and why it is safe:
+
+* ``offset``: ``=``, ``<``, ``<=``, ``>``, ``>=``, ``IN`` (its least and greatest value),
+  ``<=>`` give a half-open range ``[start_offset, end_offset)``; offsets grow with position
+  in a partition's log, so every matching row lies in it.
+* ``timestamp``: timestamps need not grow with offsets (a producer's CreateTime can run
+  backwards, even within a batch, as v2's signed timestamp deltas allow), so only a lower
+  bound prunes: no row before the first record whose timestamp is >= it can match, and that
+  record is found as ListOffsets finds it (:meth:`Partition.find_timestamp`: each segment's
+  largest timestamp, from its last ``.timeindex`` entry or its batch headers' maxTimestamp,
+  then batch headers). An upper bound (``<``, ``<=``) prunes nothing: a v2 header gives no
+  lower bound on its records' timestamps (the base timestamp is the first record's, not
+  the least), and a later record can be older.
+* ``timestampType``: no pruning (every batch may hold any), rows only.
+
+What the timestamp pruning trusts is what the broker's ListOffsets trusts: a segment's
+largest timestamp (its last ``.timeindex`` entry when the index is whole, else its batch
+headers) and each v2 header's maxTimestamp, which the broker sets from the records
+(``LogValidator``); a log whose headers under-state their records would lose rows to it.
+Unlike the broker's look-up, a segment without timestamps (magic 0) is not judged by its
+file's mtime, and the search goes on past a segment that holds no match
+(``Planner._first_at_or_after`` in ``_planning.py``).
+
+Spark's values: integers for ``partition``, ``offset``, ``timestampType``; strings for
+``topic``; timezone-aware ``datetime`` for ``timestamp`` (Spark sends a timestamp literal
+as a variant TIMESTAMP, microseconds since the epoch, which pyspark turns into a UTC
+``datetime``: ``pyspark/sql/worker/data_source_pushdown_filters.py``, ``deserializeFilter``).
+The read's timestamps are Kafka's milliseconds as Arrow microseconds, so comparing in
+microseconds is exact; only the pruning bound is rounded (up, to the first millisecond that
+can match).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import (
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+)
+
+Op = Literal["=", "<=>", "<", "<=", ">", ">=", "in", "null", "notnull", "prefix", "suffix", "infix"]
+
+#: Columns decided once per partition directory (their value is the directory's).
+PARTITION_COLUMNS = ("topic", "partition")
+#: Columns decided per row, in the tasks.
+ROW_COLUMNS = ("offset", "timestamp", "timestampType")
+
+_OPS: dict[type, Op] = {
+    EqualTo: "=",
+    EqualNullSafe: "<=>",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    In: "in",
+    IsNull: "null",
+    IsNotNull: "notnull",
+    StringStartsWith: "prefix",
+    StringEndsWith: "suffix",
+    StringContains: "infix",
+}
+_STRING_OPS = ("prefix", "suffix", "infix")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One pushed filter, its value in the read's terms (``timestamp``: epoch microseconds)."""
+
+    column: str
+    op: Op
+    #: The literal; for ``in`` a tuple (which may hold None); None for ``null``/``notnull``.
+    value: Any = None
+    negated: bool = False
+
+    def truth(self, x: Any) -> bool | None:
+        """SQL's value of the filter for a column value ``x`` (None: SQL NULL)."""
+        op, v = self.op, self.value
+        result: bool | None
+        if op == "null":
+            result = x is None
+        elif op == "notnull":
+            result = x is not None
+        elif op == "<=>":
+            result = x == v if x is not None and v is not None else x is None and v is None
+        elif x is None:
+            result = None
+        elif op == "in":
+            # x IN (..., NULL) is NULL, not false, when no listed value equals x.
+            listed = [e for e in v if e is not None]
+            result = True if x in listed else (None if None in v else False)
+        elif v is None:
+            result = None
+        elif op == "prefix":
+            result = x.startswith(v)
+        elif op == "suffix":
+            result = x.endswith(v)
+        elif op == "infix":
+            result = v in x
+        else:
+            result = _compare(op, x, v)
+        if self.negated and result is not None:
+            return not result
+        return result
+
+    def mask(self, column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+        """The filter over a column of the read, three-valued (null where SQL gives NULL)."""
+        op, v = self.op, self.value
+        values = column.cast(pa.int64())  # timestamps: their microseconds
+        if op == "null":
+            result = pc.is_null(values)
+        elif op == "notnull":
+            result = pc.is_valid(values)
+        elif op == "<=>":
+            result = pc.is_null(values) if v is None else pc.fill_null(pc.equal(values, v), False)
+        elif op == "in":
+            listed = [e for e in v if e is not None]
+            found = pc.is_in(values, value_set=pa.array(listed, pa.int64()))
+            # is_in says false for a null row; SQL says NULL (and NULL too for a row no
+            # listed value equals when the list holds a NULL).
+            miss = pa.scalar(None if None in v else False, pa.bool_())
+            result = pc.if_else(
+                pc.is_valid(values), pc.if_else(found, True, miss), pa.scalar(None, pa.bool_())
+            )
+        elif v is None:
+            result = pa.nulls(len(values), pa.bool_())
+        else:
+            result = _ARROW[op](values, v)
+        return pc.invert(result) if self.negated else result
+
+
+def _compare(op: Op, x: Any, v: Any) -> bool:
+    if op == "=":
+        return x == v
+    if op == "<":
+        return x < v
+    if op == "<=":
+        return x <= v
+    if op == ">":
+        return x > v
+    return x >= v
+
+
+_ARROW = {
+    "=": pc.equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Pushdown:
+    """The filters a read answers (their AND), and the bounds they give the planner."""
+
+    #: On ``topic`` / ``partition``: decided per partition directory by the planner.
+    partition_conditions: tuple[Condition, ...] = ()
+    #: On ``offset`` / ``timestamp`` / ``timestampType``: applied to every row read.
+    row_conditions: tuple[Condition, ...] = ()
+    #: Every row that can match has an offset >= this (None: no bound) ...
+    start_offset: int | None = None
+    #: ... and < this.
+    end_offset: int | None = None
+    #: Every row that can match has a timestamp >= this, in epoch ms (None: no bound).
+    start_timestamp: int | None = None
+
+    def accepts(self, topic: str | None, partition: int | None) -> bool:
+        """Whether the rows of partition directory ``topic-partition`` can match (exactly:
+        those of a partition that does not are all excluded by the filters)."""
+        value = {"topic": topic, "partition": partition}
+        return all(c.truth(value[c.column]) is True for c in self.partition_conditions)
+
+    def keep(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """The rows of ``batch`` (in the read's schema) for which every row filter is true."""
+        if not self.row_conditions or not batch.num_rows:
+            return batch
+        keep = None
+        for condition in self.row_conditions:
+            # NULL is not true: fill before combining, so NOT over NULL stays dropped.
+            mask = pc.fill_null(condition.mask(batch.column(condition.column)), False)
+            keep = mask if keep is None else pc.and_(keep, mask)
+        return batch.filter(keep)
+
+    def filter(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            kept = self.keep(batch)
+            if kept.num_rows:
+                yield kept
+
+
+def translate(filters: Sequence[Filter]) -> tuple[Pushdown | None, list[Filter]]:
+    """What the read answers of ``filters`` (None: nothing), and the filters handed back to
+    Spark (those it does not answer exactly; the same objects, as ``pushFilters`` must)."""
+    partition: list[Condition] = []
+    rows: list[Condition] = []
+    returned: list[Filter] = []
+    for f in filters:
+        condition = condition_of(f)
+        if condition is None:
+            returned.append(f)
+        elif condition.column in PARTITION_COLUMNS:
+            partition.append(condition)
+        else:
+            rows.append(condition)
+    if not partition and not rows:
+        return None, returned
+    start, end = _offset_bounds(rows)
+    return (
+        Pushdown(tuple(partition), tuple(rows), start, end, _timestamp_bound(rows)),
+        returned,
+    )
+
+
+def condition_of(f: Filter) -> Condition | None:
+    """``f`` as a :class:`Condition`, or None when the read cannot answer it exactly."""
+    negated = False
+    if isinstance(f, Not):
+        f, negated = f.child, True
+    op = _OPS.get(type(f))
+    if op is None:
+        return None  # Not(Not(...)) or a filter class this module does not know
+    attribute = getattr(f, "attribute", ())
+    if len(attribute) != 1:
+        return None  # a nested field: the source has none among these columns
+    column = attribute[0]
+    if column not in PARTITION_COLUMNS and column not in ROW_COLUMNS:
+        return None
+    if op in _STRING_OPS and column != "topic":
+        return None
+    if op in ("null", "notnull"):
+        return Condition(column, op, None, negated)
+    raw = f.value
+    if op == "in":
+        if not isinstance(raw, tuple | list):
+            return None
+        values = [_value(column, e) for e in raw]
+        if any(v is _WRONG for v in values):
+            return None
+        return Condition(column, op, tuple(values), negated)
+    value = _value(column, raw)
+    if value is _WRONG:
+        return None
+    return Condition(column, op, value, negated)
+
+
+_WRONG = object()
+
+
+def _value(column: str, raw: Any) -> Any:
+    """A literal in the column's terms, or ``_WRONG`` for one the read does not compare
+    exactly (Spark only pushes literals of the column's type; anything else is returned)."""
+    if raw is None:
+        return None
+    if column == "topic":
+        return raw if isinstance(raw, str) else _WRONG
+    if column == "timestamp":
+        if not isinstance(raw, dt.datetime) or raw.tzinfo is None:
+            return _WRONG  # a naive datetime names no instant
+        micros = (raw - _EPOCH) // _MICROSECOND
+        return micros if _INT64_MIN <= micros <= _INT64_MAX else _WRONG
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        return _WRONG
+    return raw if _INT64_MIN <= raw <= _INT64_MAX else _WRONG
+
+
+def _offset_bounds(rows: Sequence[Condition]) -> tuple[int | None, int | None]:
+    """``[start, end)`` holding every offset the conditions on ``offset`` let through."""
+    start: int | None = None
+    end: int | None = None
+    for c in rows:
+        if c.column != "offset" or c.negated:
+            continue
+        lo, hi = _range(c)
+        if lo is not None:
+            start = lo if start is None else max(start, lo)
+        if hi is not None:
+            end = hi if end is None else min(end, hi)
+    # Offsets are >= 0: a bound at or below 0 prunes nothing, and a negative one could be
+    # taken for kcat's "-o -N" further down.
+    if start is not None and start <= 0:
+        start = None
+    if end is not None and end < 0:
+        end = 0
+    return start, end
+
+
+def _timestamp_bound(rows: Sequence[Condition]) -> int | None:
+    """The least millisecond timestamp a row must have to pass the conditions on
+    ``timestamp`` (None: no such bound, or one at or below 0, which prunes nothing)."""
+    bound: int | None = None
+    for c in rows:
+        if c.column != "timestamp" or c.negated:
+            continue
+        lo = _range(c)[0]
+        if lo is not None:
+            # A record's microseconds are ms * 1000: the first ms with ms * 1000 >= lo.
+            ms = -(-lo // 1000)
+            bound = ms if bound is None else max(bound, ms)
+    return bound if bound is not None and bound > 0 else None
+
+
+def _range(c: Condition) -> tuple[int | None, int | None]:
+    """``[lo, hi)`` of integer values a non-negated condition lets through (None: open)."""
+    v = c.value
+    if c.op in ("=", "<=>") and v is not None:
+        return v, v + 1
+    if c.op == "in":
+        listed = [e for e in v if e is not None]
+        return (min(listed), max(listed) + 1) if listed else (0, 0)
+    if v is None:
+        return None, None  # = NULL, < NULL, ...: never true, but no bound is needed
+    if c.op == ">":
+        return v + 1, None
+    if c.op == ">=":
+        return v, None
+    if c.op == "<":
+        return None, v
+    if c.op == "<=":
+        return None, v + 1
+    return None, None  # null, notnull: no range
+
+
+__all__ = ["Condition", "Pushdown", "condition_of", "translate"]
