@@ -23,8 +23,9 @@ def step(title: str) -> None:
     print(f"\n=== {title} ===", flush=True)
 
 
-def cli(*args: str, head: int | None = None) -> None:
-    """Run the kafka-format command as a user would, showing the command and its output."""
+def cli(*args: str, head: int | None = None, tail: int | None = None) -> None:
+    """Run the kafka-format command as a user would, showing the command and its output
+    (its first ``head`` or last ``tail`` lines)."""
     shown = " ".join(str(a) for a in args)
     print(f"$ kafka-format {shown}", flush=True)
     proc = subprocess.run(
@@ -34,6 +35,9 @@ def cli(*args: str, head: int | None = None) -> None:
         cwd=ROOT,
     )
     lines = proc.stdout.splitlines()
+    if tail and len(lines) > tail:
+        print(f"  … ({len(lines) - tail} lines before)")
+        lines = lines[-tail:]
     for line in lines[:head] if head else lines:
         print(f"  {line[:160]}{'…' if len(line) > 160 else ''}")
     if head and len(lines) > head:
@@ -214,7 +218,7 @@ def where_demo(spark, kafka) -> None:
         .option("compression", "zstd")
         .save(str(restored))
     )
-    cli("verify", restored, head=3)
+    cli("verify", restored, tail=1)
 
 
 def stream_demo(spark) -> None:
