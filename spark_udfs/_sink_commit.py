@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,9 +74,16 @@ def staging_area(target: Path, query_id: str) -> Path:
     return target / STAGING_DIR / query_id
 
 
-def remove_staging(target: Path, query_id: str) -> None:
-    """Remove this write's staging area, and the staging root once no other write uses it."""
-    shutil.rmtree(staging_area(target, query_id), ignore_errors=True)
+def remove_staging(target: Path, query_id: str, *, settle_s: float = 0.0) -> None:
+    """Remove this write's staging area, and the staging root once no other write uses it.
+    ``settle_s``: for that long, remove again what a task still writing left (a task's
+    files appear under a directory being removed until the task notices it is gone)."""
+    area = staging_area(target, query_id)
+    deadline = time.monotonic() + settle_s
+    shutil.rmtree(area, ignore_errors=True)
+    while area.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+        shutil.rmtree(area, ignore_errors=True)
     # absent, or another write's area is still there: leave it
     with contextlib.suppress(OSError):
         (target / STAGING_DIR).rmdir()

@@ -102,6 +102,7 @@ point, which is their end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -149,6 +150,8 @@ OPTION_NAMES = (
     "topicIds",
 )
 DEFAULT_RECORDS_PER_BATCH = 1000
+#: How long an abort keeps removing the staging area while cancelled tasks still write.
+ABORT_SETTLE_S = 10.0
 DEFAULT_MAX_BATCH_BYTES = 1 << 20
 _CANONICAL = {name.lower(): name for name in OPTION_NAMES}
 _CODECS = {codec.name.lower(): codec for codec in Codec}
@@ -320,6 +323,11 @@ class KafkaLogWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
         #: Names this write's staging area; made on the driver, so every task shares it.
         self.write_id = uuid.uuid4().hex
+        # Made here, before any task: a task only adds its own directory to it, so a task
+        # still running when the job's abort has removed it fails instead of leaving one.
+        #: Whether this write made the log dir itself (removed again if it stays empty).
+        self.made_target = not options.path.exists()
+        staging_area(options.path, self.write_id).mkdir(parents=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         batches = [b for b in iterator if b.num_rows]
@@ -334,7 +342,13 @@ class KafkaLogWriter(DataSourceArrowWriter):
         directory = staging_area(self.options.path, self.write_id) / task
         try:
             shutil.rmtree(directory, ignore_errors=True)
-            directory.mkdir(parents=True)
+            try:
+                directory.mkdir()
+            except FileNotFoundError:
+                raise SinkError(
+                    f"kafka_log sink: the write's staging area {directory.parent} is gone (the "
+                    "job was aborted, or the path is not shared with this executor)"
+                ) from None
             pieces = stage(pa.Table.from_batches(batches), directory, self.options.settings)
         except BaseException:
             # Nothing half-written stays behind a failed task; abort removes the rest.
@@ -347,10 +361,17 @@ class KafkaLogWriter(DataSourceArrowWriter):
         try:
             publish(self.options.path, self.write_id, pieces, overwrite=self.overwrite)
         finally:
-            remove_staging(self.options.path, self.write_id)
+            self._clean(0.0)
 
     def abort(self, messages: list[SinkCommitMessage | None]) -> None:
-        remove_staging(self.options.path, self.write_id)
+        # Tasks Spark is still cancelling may be writing into it: remove until it stays gone.
+        self._clean(ABORT_SETTLE_S)
+
+    def _clean(self, settle_s: float) -> None:
+        remove_staging(self.options.path, self.write_id, settle_s=settle_s)
+        if self.made_target:
+            with contextlib.suppress(OSError):  # not empty: the write put partitions there
+                self.options.path.rmdir()
 
 
 def writer_for(
