@@ -255,6 +255,9 @@ def _fifo(path: Path, data: bytes) -> str:
     max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    # The same examples every run: a random draw once found the disagreement the strict
+    # xfail below pins down, and CI must not pass or fail by the draw.
+    derandomize=True,
 )
 @given(case=cases())
 def test_a_partition_gets_one_verdict(tmp_path_factory, case):
@@ -331,3 +334,33 @@ def test_a_partition_gets_one_verdict(tmp_path_factory, case):
 def _unnamed(read: list[int] | tuple[str | None, int | None, str]):
     """A read's records, or its error without the file's name (a FIFO's path, or bytes)."""
     return read if isinstance(read, list) else read[1:]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: verify judges a batch whose offsets reach the next segment's base offset "
+    "as damage (the broker's segments hold [base, next base)); the readers' segment_offsets "
+    "has no next-segment bound yet and return its records",
+)
+def test_a_batch_reaching_the_next_segment_gets_one_verdict(tmp_path):
+    """Found by the property test above: one bit of a batch's base offset (outside its CRC)
+    flipped, in a segment that is not the last."""
+    from kafka_format.runtime.write.writer import Message, PartitionWriter
+
+    part = tmp_path / "t-0"
+    with PartitionWriter(tmp_path, "t", 0, segment_bytes=100) as writer:
+        for i in range(3):
+            writer.append([Message(b"k%d" % i, b"value %d" % i)])
+    middle = part / "00000000000000000001.log"
+    data = bytearray(middle.read_bytes())
+    data[4] ^= 0x01  # base offset 1 -> 16777217: far past the next segment's base, 2
+    middle.write_bytes(bytes(data))
+    _, error = _strict(str(part))
+    status, text = _cli("verify", "--json", str(part))
+    problems = [p for f in json.loads(text)["files"] for p in f["problems"]]
+    log_errors = [p for p in problems if p["severity"] == "error" and ".log" in p["file"]]
+    assert log_errors  # verify: "batch offsets 16777217..16777217 reach the next segment"
+    assert error is not None and (error[1], error[0]) == (
+        log_errors[0]["position"],
+        log_errors[0]["file"],
+    )
