@@ -357,6 +357,7 @@ def test_a_batch_reaching_the_next_segment_gets_one_verdict(tmp_path):
     middle.write_bytes(bytes(data))
     _, error = _strict(str(part))
     status, text = _cli("verify", "--json", str(part))
+    assert status == 1
     problems = [p for f in json.loads(text)["files"] for p in f["problems"]]
     log_errors = [p for p in problems if p["severity"] == "error" and ".log" in p["file"]]
     assert log_errors  # verify: "batch offsets 16777217..16777217 reach the next segment"
