@@ -25,6 +25,7 @@ transactional offset commits) have no such key and are not the group's.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import struct
@@ -38,6 +39,7 @@ import pyarrow.compute as pc
 from ..errors import KafkaFormatError
 from ..files.names import parse_kraft_snapshot_name, parse_partition_dir_name
 from ..read.reader import iter_records
+from ..read.sources import partition_dirs
 from .internal_topics import (
     DEFAULT_INTERNAL_PARTITIONS,
     coordinator_partition,
@@ -166,17 +168,14 @@ def locate(
 
 
 def _partition_dirs(root: Path, topic: str) -> dict[int, Path]:
-    """The live partition directories of ``topic`` directly in ``root``."""
+    """The live partition directories of ``topic`` in ``root``, by the listing every reader
+    of a log dir uses (``sources.partition_dirs``: the broker's directory rules)."""
     found: dict[int, Path] = {}
-    for entry in root.iterdir():
-        if not entry.is_dir() or not entry.name.startswith(topic + "-"):
-            continue
-        try:
-            parsed = parse_partition_dir_name(entry.name)
-        except KafkaFormatError:
-            continue
-        if parsed.topic == topic and parsed.state == "live":
-            found[parsed.partition] = entry
+    for directory in partition_dirs(root):
+        with contextlib.suppress(KafkaFormatError):  # tiered storage's topic-N-<id>: not ours
+            parsed = parse_partition_dir_name(directory.name)
+            if parsed.topic == topic:
+                found[parsed.partition] = directory
     return found
 
 
