@@ -86,6 +86,9 @@ class KafkaLogSplit(InputPartition):
     aborted: tuple[AbortedRange, ...] = ()
     #: Size of the whole file: a batch running past it is a truncated tail, not damage.
     file_size: int = 0
+    #: The base offset of the partition's next segment (None: the last): a batch reaching
+    #: it is damage (``segment_offsets``), whichever split of the segment holds it.
+    next_base: int | None = None
 
     @property
     def name(self) -> str:
@@ -207,6 +210,7 @@ class Planner:
                         end_offset=end,
                         aborted=_overlapping(aborted, files, pf.segments),
                         file_size=seg.size,
+                        next_base=_next_base(log, slot),
                     )
                 )
         return splits
@@ -514,6 +518,10 @@ def _overlapping(
     return tuple(
         a for a in aborted if a[2] >= seg.base_offset and (following is None or a[1] < following)
     )
+
+
+def _next_base(log: Partition, slot: int) -> int | None:
+    return log.segments[slot + 1].base_offset if slot + 1 < len(log.segments) else None
 
 
 def plan(options: KafkaLogOptions, pushdown: Pushdown | None = None) -> list[KafkaLogSplit]:

@@ -97,7 +97,12 @@ def read_split(
     """The records of one split (see the module docstring)."""
     parsed = parse_segment_file_name(split.path.rsplit("/", 1)[-1])
     base_offset = parsed.base_offset if parsed else None
-    where = dict(topic=split.topic, partition=split.partition, base_offset=base_offset)
+    where = dict(
+        topic=split.topic,
+        partition=split.partition,
+        base_offset=base_offset,
+        next_base=split.next_base,
+    )
     task = _SplitReader(split, options, output, counters)
     if split.fs_uri is None:
         log = LogInput(split.name, path=Path(split.path), **where)
@@ -118,7 +123,7 @@ def read_split(
         # One walk of the split in pieces: each batch judged against the one before it, as
         # the memory-mapped read of the same split judges it (a batch whose base offset was
         # damaged must not reset the bar at a piece boundary).
-        offsets = SegmentOffsets(base_offset)
+        offsets = SegmentOffsets(base_offset, next_base=split.next_base)
         for start, piece in _pieces(reader, split.start, end, counters):
             log = LogInput(
                 split.name, data=piece, size=size, origin=start, offsets=offsets, **where

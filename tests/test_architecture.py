@@ -2,8 +2,8 @@
 
 Layers, top to bottom (a module may import its own layer's siblings and anything below)::
 
-    cli → analysis → {log, messages, payloads, write} → read → {files, kernels} → format → (errors, model,
-    progress)
+    cli → analysis → {log, messages, payloads, write} → read → {files, kernels} → format →
+    (errors, model, progress)
 
 ``spark_udfs`` may import anything but ``cli``. Every import counts, those inside functions
 too: a function-level import is still a dependency, only a later one. Imports under

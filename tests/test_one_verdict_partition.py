@@ -336,15 +336,10 @@ def _unnamed(read: list[int] | tuple[str | None, int | None, str]):
     return read if isinstance(read, list) else read[1:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: verify judges a batch whose offsets reach the next segment's base offset "
-    "as damage (the broker's segments hold [base, next base)); the readers' segment_offsets "
-    "has no next-segment bound yet and return its records",
-)
 def test_a_batch_reaching_the_next_segment_gets_one_verdict(tmp_path):
     """Found by the property test above: one bit of a batch's base offset (outside its CRC)
-    flipped, in a segment that is not the last."""
+    flipped, in a segment that is not the last. A broker's segments hold [base, next base):
+    every reader judges the batch by that one rule (``segment_offsets``), as verify does."""
     from kafka_format.runtime.write.writer import Message, PartitionWriter
 
     part = tmp_path / "t-0"
@@ -365,3 +360,17 @@ def test_a_batch_reaching_the_next_segment_gets_one_verdict(tmp_path):
         log_errors[0]["position"],
         log_errors[0]["file"],
     )
+    assert "reach the next segment, which starts at offset 2" in error[2]
+    # Every path: the damaged batch dropped, its neighbours kept, the same error in each
+    source = str(part)
+    assert _table(source, "strict") == error
+    assert _spark(part, "FAILFAST") == error
+    skipped = [r.offset for r in iter_records(source, errors="skip")]
+    assert skipped == [0, 2] == _table(source, "skip") == _spark(part, "DROPMALFORMED")
+    salvaged = [r.offset for r in iter_records(source, errors="salvage")]
+    assert salvaged == [0, 2] == _table(source, "salvage") == _spark(part, "SALVAGE")
+    status, text = _cli("dump", "--jsonl", source)
+    assert [json.loads(line)["offset"] for line in text.splitlines()] == skipped
+    copy = tmp_path / "salvaged"
+    recover(part, copy, salvage=True)
+    assert read_table(str(copy)).column("offset").to_pylist() == salvaged

@@ -365,11 +365,16 @@ def _base_of(path: Path) -> int | None:
 
 
 def _reference_rows(
-    view: memoryview, walk: _Walk, name: str, keys: bool, base_offset: int | None = None
+    view: memoryview,
+    walk: _Walk,
+    name: str,
+    keys: bool,
+    base_offset: int | None = None,
+    next_base: int | None = None,
 ) -> _Rows:
     """The records through the reference decoder, frame by frame (the fast path's fallback),
     each batch's offsets judged against the segment as every reader judges them."""
-    segment = SegmentOffsets(base_offset)
+    segment = SegmentOffsets(base_offset, next_base=next_base)
     table = walk.table[walk.readable]
     errors: dict[int, KafkaFormatError] = {}
     for row in walk.table[~walk.readable]:
@@ -459,7 +464,7 @@ def _scan_log(
     rows = _fast_rows(path, walk, keys, name)
     if rows is None:
         with LogInput(name, path=path).open() as view:
-            rows = _reference_rows(view, walk, name, keys, _base_of(path))
+            rows = _reference_rows(view, walk, name, keys, _base_of(path), next_base_offset)
     scanned.end = walk.end
     scanned.batches = _infos(walk)
     already = len(report.problems)
@@ -682,10 +687,11 @@ def _check_batch_offsets(
         )
     if base_offset is not None:
         # In a segment: where its offsets may lie, by the readers' own rule (segment_offsets)
-        reason = SegmentOffsets(base_offset, previous).judge(first, batch.last_offset)
-        if reason is not None:
-            check = "base-offset" if first < base_offset else "offsets"
-            report.error(check, reason, batch.position)
+        found = SegmentOffsets(base_offset, previous, next_base_offset).check(
+            first, batch.last_offset
+        )
+        if found is not None:
+            report.error(*found, batch.position)
     elif previous is not None and first <= previous:
         # A file of batches collected elsewhere (a fetch response, a test fixture) may
         # legitimately start again at 0: worth a warning, not damage.
@@ -693,13 +699,6 @@ def _check_batch_offsets(
             "offsets",
             f"batch offsets {first}..{batch.last_offset} do not follow the "
             f"previous offset {previous} (offsets must increase)",
-            batch.position,
-        )
-    if next_base_offset is not None and batch.last_offset >= next_base_offset:
-        report.error(
-            "base-offset",
-            f"batch offsets {batch.base_offset}..{batch.last_offset} reach the next segment, "
-            f"which starts at offset {next_base_offset}",
             batch.position,
         )
 

@@ -414,7 +414,7 @@ class _PartitionWalk:
             limit = len(view)
             base = log.base_offset
             self.decoded = _Decoded()
-            self.offsets = SegmentOffsets(base)
+            self.offsets = SegmentOffsets(base, next_base=log.next_base)
             for step in salvage_walk(view, log.name):
                 if self.progress is not None:
                     self.progress.at(step.position)

@@ -348,7 +348,7 @@ def _log_batches(
     pipeline: _Pipeline,
     window: Window | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    segment = log.offsets if log.offsets is not None else SegmentOffsets(log.base_offset)
+    segment = SegmentOffsets.of(log)
     with _open_input(log) as inp:
         if opts.progress is not None:
             opts.progress.begin_file(len(inp.buf) if inp.buf is not None else 0)
@@ -607,7 +607,8 @@ def _collect_aborted(request: ReadRequest, opts: _Options) -> AbortedTransaction
 
     def transactional_events() -> Iterator[TxnEvent]:
         for log in request.inputs:
-            segment = SegmentOffsets(log.base_offset)
+            # fresh checks: this pass must not move the bar the read itself goes on with
+            segment = SegmentOffsets(log.base_offset, next_base=log.next_base)
             with _open_input(log) as inp:
                 chunks = (
                     _salvage_chunks(log, inp, opts)

@@ -124,7 +124,7 @@ def _file_batches(
             )
         else:
             frames = iter_stream_frames(opened, file=log.name, tails=tails)
-        segment = SegmentOffsets(log.base_offset)
+        segment = SegmentOffsets.of(log)
         try:
             for frame in frames:
                 if ranged and not _wanted(frame, window, log.name, control):

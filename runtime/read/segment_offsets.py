@@ -13,10 +13,16 @@ wrote. In a segment whose base offset is known, such a batch is damage, worded h
 
 * its first offset is below the segment's base offset;
 * its last offset is more than 2^31-1 above it (the indexes cannot hold it);
+* its last offset reaches the next segment's base offset, where the partition's next
+  segment is known: a broker rolls a new segment at its log end offset
+  (``UnifiedLog.roll``: the new segment's base is the next offset to be written), so every
+  batch of a segment lies below the base of the one after it;
 * its first offset is not above the last offset of the batch before it (offsets must
   increase). "The batch before it": the last whole batch whose CRC held and whose offsets
   passed these checks, so that damage never moves the bar.
 
+A segment read alone (a file named on the command line, not a partition directory) has no
+known next segment: the bound applies to partition directories, for every reader alike.
 Bytes read without a segment's name (a file of batches collected elsewhere, a fetch response)
 have no base offset: none of this applies (``verify`` then warns of offsets that go back).
 A v0/v1 compressed wrapper's header holds its last inner offset only: its first offset is
@@ -27,6 +33,8 @@ damage, ``"skip"`` and ``"salvage"`` drop the batch and report it, as for a CRC 
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -46,13 +54,25 @@ INT32_MAX = (1 << 31) - 1
 class SegmentOffsets:
     """The checks of one segment's walk, batch header by batch header, in file order."""
 
-    __slots__ = ("base", "previous")
+    __slots__ = ("base", "next_base", "previous")
 
-    def __init__(self, base: int | None, previous: int | None = None) -> None:
+    def __init__(
+        self, base: int | None, previous: int | None = None, next_base: int | None = None
+    ) -> None:
         #: The segment's base offset; None: not a segment, nothing is checked.
         self.base = base
         #: The last offset of the last batch that passed (and whose CRC held).
         self.previous = previous
+        #: The base offset of the partition's next segment; None: the last, or unknown.
+        self.next_base = next_base
+
+    @classmethod
+    def of(cls, log: Any) -> SegmentOffsets:
+        """The checks a read of ``log`` (a ``sources.LogInput``) goes on with: the ones it
+        shares with the other pieces of its split, or fresh ones for its segment."""
+        if log.offsets is not None:
+            return log.offsets
+        return cls(log.base_offset, next_base=log.next_base)
 
     def __bool__(self) -> bool:
         return self.base is not None
@@ -60,21 +80,35 @@ class SegmentOffsets:
     def judge(self, first: int | None, last: int) -> str | None:
         """Why a batch with these offsets is no batch of the segment, or None. ``first`` is
         None when the header does not hold it (a v0/v1 wrapper)."""
+        found = self.check(first, last)
+        return None if found is None else found[1]
+
+    def check(self, first: int | None, last: int) -> tuple[str, str] | None:
+        """:meth:`judge`'s verdict with the name of the check it fails, as ``verify``
+        reports it: ``base-offset`` for a batch outside the segment's offsets, ``offsets``
+        for offsets the indexes cannot hold or that do not increase."""
         base = self.base
         if base is None:
             return None
         low = last if first is None else first
+        shown = f"{first}..{last}" if first is not None else str(last)
         if low < base:
-            return f"batch base offset {low} is below the segment's base offset {base}"
+            return "base-offset", (
+                f"batch base offset {low} is below the segment's base offset {base}"
+            )
         if last - base > INT32_MAX:
-            return (
+            return "offsets", (
                 f"last offset {last} is more than 2^31-1 above the segment's base offset "
                 f"{base}: the indexes cannot hold it"
             )
+        if self.next_base is not None and last >= self.next_base:
+            return "base-offset", (
+                f"batch offsets {shown} reach the next segment, which starts at offset "
+                f"{self.next_base}"
+            )
         previous = self.previous
         if previous is not None and (low <= previous if first is not None else last <= previous):
-            shown = f"{first}..{last}" if first is not None else str(last)
-            return (
+            return "offsets", (
                 f"batch offsets {shown} do not follow the previous offset {previous} "
                 "(offsets must increase)"
             )
@@ -99,6 +133,8 @@ class SegmentOffsets:
         if not bool((firsts - base <= INT32_MAX - deltas).all()):
             return False
         lasts = firsts + deltas  # no wrap: each within 2^31 of the base
+        if self.next_base is not None and not bool((lasts < self.next_base).all()):
+            return False
         low = firsts if known is None else np.where(known, firsts, lasts)
         if len(lasts) > 1 and not bool((low[1:] > lasts[:-1]).all()):
             return False

@@ -64,6 +64,9 @@ class LogInput:
     #: pieces of one split read in turn share one, so that each batch is judged against the
     #: batch before it, as in one read of the split (None: a fresh one for this input).
     offsets: Any = None
+    #: The base offset of the next segment of the same partition directory (None: the last
+    #: segment, or a file read on its own): a batch of this segment lies below it.
+    next_base: int | None = None
 
     @contextmanager
     def open(self) -> Iterator[memoryview | BinaryIO]:
@@ -381,9 +384,10 @@ def _partition_inputs(directory: Path, entries: tuple[Entry, ...]) -> list[LogIn
     else:
         logs = _segment_logs(directory)
     _refuse_ambiguous(directory, logs)
+    following = [base for base, _ in logs[1:]] + [None]
     return [
-        LogInput(str(p), topic=topic, partition=partition, base_offset=base, path=p)
-        for base, p in logs
+        LogInput(str(p), topic=topic, partition=partition, base_offset=base, path=p, next_base=nxt)
+        for (base, p), nxt in zip(logs, following, strict=True)
     ]
 
 
