@@ -246,3 +246,90 @@ def _write_transactions(log_dir: Path) -> dict[str, int]:
 def write_transactions():
     """``_write_transactions``: committed, aborted, empty, open and hanging transactions."""
     return _write_transactions
+
+
+# --- payloads in Confluent's wire format, with the registry's own store -----------------------
+
+
+ORDERS_V1 = '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}'
+ORDERS_V2 = (
+    '{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},'
+    '{"name":"note","type":["null","string"],"default":null},'
+    '{"name":"state","type":{"type":"enum","name":"State","symbols":["NEW","PAID"]},'
+    '"default":"NEW"}]}'
+)
+CLICKS = '{"type":"object","properties":{"page":{"type":"string"},"n":{"type":"integer"}}}'
+
+
+@pytest.fixture(scope="session")
+def confluent_log_dir(tmp_path_factory):
+    """A log dir whose topics Confluent's own serializers wrote (its mock registry assigning
+    the ids), beside a ``_schemas-0`` partition holding those registrations as the
+    registry's ``KafkaStore`` writes them; with the values Confluent's deserializers read
+    back (the oracle), a record no serializer framed and one with an id no registry gave."""
+    pytest.importorskip("confluent_kafka.schema_registry")
+    import json
+    from types import SimpleNamespace
+
+    from confluent_kafka.schema_registry._sync.mock_schema_registry_client import (
+        MockSchemaRegistryClient,
+    )
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from kafka_format.runtime.write.writer import Message, PartitionWriter, Producer
+
+    log_dir = tmp_path_factory.mktemp("confluent") / "logs"
+    client = MockSchemaRegistryClient({"url": "mock://conftest"})
+    orders = SerializationContext("orders", MessageField.VALUE)
+    clicks = SerializationContext("clicks", MessageField.VALUE)
+    v1, v2 = AvroSerializer(client, ORDERS_V1), AvroSerializer(client, ORDERS_V2)
+    values = {
+        "orders": [
+            v1({"id": 1}, orders),
+            v1({"id": 2}, orders),
+            b'{"id": 3}',  # a plain producer's JSON: not framed
+            v2({"id": 4, "note": "gift", "state": "PAID"}, orders),
+            b"\x00\x00\x00\x00\x63\x02",  # framed with id 99, which no registry gave
+            None,  # a tombstone
+            v2({"id": 5, "note": None, "state": "NEW"}, orders),
+        ],
+        "clicks": [
+            JSONSerializer(CLICKS, client)({"page": "/a", "n": 1}, clicks),
+            JSONSerializer(CLICKS, client)({"page": "/b", "n": 2}, clicks),
+        ],
+    }
+    avro, jsonschema = AvroDeserializer(client), JSONDeserializer(CLICKS)
+    expected = {}
+    for topic, payloads in values.items():
+        ctx = orders if topic == "orders" else clicks
+        read = avro if topic == "orders" else jsonschema
+        expected[topic] = [
+            read(v, ctx) if v is not None and v[:1] == b"\x00" and v[4] != 0x63 else None
+            for v in payloads
+        ]
+        with PartitionWriter(log_dir, topic, 0) as writer:
+            for i, value in enumerate(payloads):
+                writer.append([Message(b"k%d" % i, value, timestamp=1_700_000_000_000 + i)])
+    store = []
+    for subject in client.get_subjects():
+        for version in client.get_versions(subject):
+            registered = client.get_version(subject, version)
+            value = {"subject": subject, "version": version, "id": registered.schema_id}
+            if registered.schema.schema_type != "AVRO":
+                value["schemaType"] = registered.schema.schema_type
+            value["schema"] = registered.schema.schema_str
+            value["deleted"] = False
+            key = {"keytype": "SCHEMA", "subject": subject, "version": version, "magic": 1}
+            store.append((key, value))
+    store.sort(key=lambda kv: kv[1]["id"])
+    def jackson(obj):
+        return None if obj is None else json.dumps(obj, separators=(",", ":")).encode()
+
+    producer = Producer(1000, 0)  # the registry's: idempotent, one record a batch
+    with PartitionWriter(log_dir, "_schemas", 0) as writer:
+        for key, value in [({"keytype": "NOOP", "magic": 0}, None), *store]:
+            writer.append([Message(jackson(key), jackson(value))], producer=producer)
+    ids = {s: client.get_latest_version(s).schema_id for s in client.get_subjects()}
+    return SimpleNamespace(log_dir=log_dir, values=values, expected=expected, ids=ids)

@@ -65,6 +65,7 @@ from .dump_files import (
     log_beside,
 )
 from .dump_jsonl import dump_counted_jsonl, range_bounds, tracked
+from .dump_payloads import PAYLOAD_KINDS, add_schema_registry_argument, decoders_for
 from .dump_result import DumpResult, absolute, print_reports
 from .kcat import add_kcat_arguments, kcat_output
 from .stdio import pipe_closed
@@ -522,14 +523,15 @@ def register(sub) -> None:
     )
     d.add_argument(
         "--key-decoder",
-        choices=sorted(DECODERS),
+        choices=sorted([*DECODERS, *PAYLOAD_KINDS]),
         help="how keys are printed (default string); with --jsonl: text instead of base64",
     )
     d.add_argument(
         "--value-decoder",
-        choices=sorted(DECODERS),
+        choices=sorted([*DECODERS, *PAYLOAD_KINDS]),
         help="how values are printed (default string); with --jsonl: text instead of base64",
     )
+    add_schema_registry_argument(d)
     for part in ("key", "value"):
         d.add_argument(
             f"--{part}-decoder-class",
@@ -747,17 +749,20 @@ def _run_dump(args: argparse.Namespace) -> int:
         from ..messages.internal_topics import DECODERS as INTERNAL_DECODERS
 
         record_decoder = INTERNAL_DECODERS[args.record_decoder]
+    key_decoder, value_decoder = decoders_for(
+        args.key_decoder, args.value_decoder, args.schema_registry, files, args.quiet
+    )
     if kcat is not None:
         kcat.decoding(
-            key=DECODERS[args.key_decoder] if decode_keys else None,
-            value=DECODERS[args.value_decoder] if decode_values else None,
+            key=key_decoder if decode_keys else None,
+            value=value_decoder if decode_values else None,
             record=record_decoder,
         )
     options = DumpOptions(
         deep_iteration=args.deep_iteration,
         print_data_log=args.print_data_log or decoders_given,
-        key_decoder=DECODERS[args.key_decoder or "string"],
-        value_decoder=DECODERS[args.value_decoder or "string"],
+        key_decoder=key_decoder,
+        value_decoder=value_decoder,
         decode_keys=decode_keys,
         decode_values=decode_values,
         skip_record_metadata=args.skip_record_metadata,

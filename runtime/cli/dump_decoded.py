@@ -20,6 +20,7 @@ import pyarrow as pa
 from ..format.jsonform import record_json
 from ..messages.kafka4_topics import JSON_DECODERS
 from ..model import Header, Record
+from .dump_payloads import PayloadText, payload_fields
 from .text import DECODERS, Decoder, DumpOptions
 
 __all__ = ["decoded_lines", "json_line"]
@@ -50,10 +51,21 @@ def _maybe_json(text: str | None) -> Any:
 def json_line(record: Record, where: dict[str, Any], options: DumpOptions) -> str:
     """One record's line: canonical, decoded as ``options`` ask, then where it was."""
     line = record_json(record)
-    if options.decode_keys:
-        line["key"] = _text(record.key, options.key_decoder)
-    if options.decode_values:
-        line["value"] = _text(record.value, options.value_decoder)
+    failed = []
+    for part, data, decoder, wanted in (
+        ("key", record.key, options.key_decoder, options.decode_keys),
+        ("value", record.value, options.value_decoder, options.decode_values),
+    ):
+        if not wanted:
+            continue
+        if isinstance(decoder, PayloadText):
+            error = payload_fields(line, part, data, decoder)
+            if error is not None:
+                failed.append(error)
+        else:
+            line[part] = _text(data, decoder)
+    if failed:
+        line["error"] = "; ".join(failed)
     if options.record_decoder is not None:
         # a decoder whose text is not JSON (--remote-log-metadata-decoder) has a JSON twin
         decode = JSON_DECODERS.get(options.record_decoder, options.record_decoder)

@@ -22,6 +22,7 @@ from ..format.codecs import DEFAULT_MAX_BYTES
 from ..progress import Progress, human_bytes, wanted
 from ..read.sources import resolve
 from .args import add_threads, add_topic_filter, positive_int, threaded, topic_paths
+from .stats_schemas import add_schema_arguments, schema_parts, schemas_json, schemas_table
 from .text import iso_ms
 
 EPILOG = f"""\
@@ -104,6 +105,7 @@ def register(sub) -> None:
         help="the most one batch may decompress to (default %(default)s)",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    add_schema_arguments(s)
     add_threads(s)
     s.set_defaults(run=threaded(_run_stats))
 
@@ -155,8 +157,12 @@ def _run_stats(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
+    parts = schema_parts(args)
     if args.json:
-        sys.stdout.write(json.dumps(stats.as_json(), indent=2) + "\n")
+        out = stats.as_json()
+        if parts is not None:
+            out["schemas"] = schemas_json(parts)
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         # as dump names them: the damaged batches, then the truncated tails (not errors)
         for damage in stats.total.damage:
@@ -164,6 +170,8 @@ def _run_stats(args: argparse.Namespace) -> int:
         for tail in stats.total.tails:
             print(f"Found {tail.size} invalid bytes at the end of {tail.file}", file=sys.stderr)
         print_stats(stats, sys.stdout)
+        if parts is not None:
+            _console(sys.stdout).print(schemas_table(parts, _table))
     return 0 if stats.ok else 1
 
 
@@ -172,12 +180,7 @@ def _run_stats(args: argparse.Namespace) -> int:
 
 def print_stats(stats: LogStats, out: TextIO) -> None:
     """The tables: sizes, formats, time and producers, damage, and the what-if estimates."""
-    terminal = _isatty(out)
-    console: Console | _PlainConsole = (
-        Console(file=out, force_terminal=True, highlight=False, soft_wrap=False)
-        if terminal
-        else _PlainConsole(out)
-    )
+    console = _console(out)
     rows = [*stats.partitions, stats.total] if len(stats.partitions) > 1 else stats.partitions
     labels = [p.label for p in stats.partitions]
     names = {id(stats.total): "TOTAL"}
@@ -198,6 +201,12 @@ def print_stats(stats: LogStats, out: TextIO) -> None:
         f"read {human_bytes(stats.total.bytes)} in {stats.seconds:.2f} s"
         + (f" ({human_bytes(rate)}/s)" if rate else "")
     )
+
+
+def _console(out: TextIO) -> Console | _PlainConsole:
+    if _isatty(out):
+        return Console(file=out, force_terminal=True, highlight=False, soft_wrap=False)
+    return _PlainConsole(out)
 
 
 class _PlainConsole:
