@@ -42,6 +42,9 @@ _EXPORTS = {
     "runtime.read.columnar": ("arrow_schema", "iter_arrow_batches", "read_table"),
     "runtime.write.partitioner": ("default_partition", "murmur2"),
     "runtime.analysis.stats": ("log_stats",),
+    "runtime.payloads.columns": ("decode_payloads",),
+    "runtime.payloads.decoders": ("payload_decoder",),
+    "runtime.payloads.registry": ("open_schema_source", "SchemaRegistryError"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
