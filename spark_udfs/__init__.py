@@ -8,10 +8,10 @@
 
 ``spark.readStream.format("kafka_log")`` reads a log directory that grows as a stream (see
 :mod:`.streaming`). See :mod:`.datasource` for the source's options, :mod:`.functions` for the
-functions over record sets (also importable from here for the DataFrame API:
-``df.select(kafka_records("content"))``) and :mod:`.internal` for the decoders of Kafka's
-internal topics (``kafka_offsets_key``, ``kafka_offsets_value``, ``kafka_txn_log``,
-``kafka_cluster_metadata``).
+functions over record sets and payloads in Confluent's wire format (also importable from here
+for the DataFrame API: ``df.select(kafka_records("content"))``, ``from_schema_registry``) and
+:mod:`.internal` for the decoders of Kafka's internal topics (``kafka_offsets_key``,
+``kafka_offsets_value``, ``kafka_txn_log``, ``kafka_cluster_metadata``).
 Needs ``pyspark>=4.1`` (Python data sources, ``arrow_udf``), installed with the ``spark`` extra.
 """
 
@@ -36,12 +36,15 @@ from .compaction import compact as compact_log
 from .compaction import register_compaction
 from .datasource import KAFKA_SCHEMA_DDL, NAME, KafkaLogDataSource, kafka_schema
 from .functions import (
+    from_schema_registry,
     kafka_batches,
     kafka_decompress,
     kafka_partition,
+    kafka_payload_json,
     kafka_records,
     make_functions,
     try_kafka_decompress,
+    try_kafka_payload_json,
     try_kafka_records,
 )
 from .internal import make_functions as make_internal_functions
@@ -160,9 +163,11 @@ __all__ = [
     "WorkerPython",
     "WorkerPythonError",
     "compact_log",
+    "from_schema_registry",
     "kafka_batches",
     "kafka_decompress",
     "kafka_partition",
+    "kafka_payload_json",
     "kafka_records",
     "kafka_schema",
     "local_session",
@@ -173,5 +178,6 @@ __all__ = [
     "register_compaction",
     "remote_session",
     "try_kafka_decompress",
+    "try_kafka_payload_json",
     "try_kafka_records",
 ]

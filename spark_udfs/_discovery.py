@@ -72,9 +72,10 @@ def storage_of(ref: FsRef, fs: pafs.FileSystem) -> Storage:
     return LOCAL if ref.uri is None else ArrowStorage(fs, ref.display)
 
 
-def find(storage: Storage, path: str) -> Discovered:
+def find(storage: Storage, path: str, *, quiet: bool = False) -> Discovered:
     """The partitions under ``path`` (a file, partition dir, log dir, or glob), and what the
-    broker's rules passed over (each logged once)."""
+    broker's rules passed over (each logged once; ``quiet``: not logged, for a look that is
+    not the read's planning, e.g. the topics whose schemas type a payload column)."""
     found = Discovered([], [])
     if not has_glob(path):
         _add(storage, discover_targets(storage, path, explicit=True), found)
@@ -93,7 +94,8 @@ def find(storage: Storage, path: str) -> Discovered:
         if item.path not in seen:
             seen.add(item.path)
             unique.append(item)
-            LOG.warning("kafka_log: skipped %s: %s", item.path, item.reason)
+            if not quiet:
+                LOG.warning("kafka_log: skipped %s: %s", item.path, item.reason)
     found.skipped = unique
     return found
 

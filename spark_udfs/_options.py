@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
+from ..runtime.payloads.columns import OUTPUTS as PAYLOAD_OUTPUTS
+from ..runtime.payloads.decoders import KINDS as PAYLOAD_FORMATS
 
 #: Spark's Kafka source: -2 in an offsets JSON means earliest, -1 latest.
 EARLIEST = -2
@@ -56,6 +58,15 @@ OPTION_NAMES = (
     "startingOffsetsByTimestampStrategy",
     "minPartitions",
     "maxRecordsPerPartition",
+    # Keys and values in Confluent's wire format (_payloads): what they decode to.
+    "keyFormat",
+    "valueFormat",
+    "schemaRegistry",
+    "keySubject",
+    "valueSubject",
+    "keyMessage",
+    "valueMessage",
+    "payloadOutput",
 )
 #: Spark's Kafka source spells some options differently: these are the same option here.
 ALIASES = {"kafka.isolation.level": "isolationLevel"}
@@ -115,6 +126,37 @@ class PerPartition:
 
 
 @dataclass(frozen=True, slots=True)
+class PayloadOptions:
+    """``keyFormat`` / ``valueFormat`` and the options that go with them (:mod:`._payloads`);
+    no format: the columns stay bytes."""
+
+    key_format: str | None = None
+    value_format: str | None = None
+    #: As given (None: the ``_schemas`` partition of the path's log dir, found on the driver).
+    schema_registry: str | None = None
+    key_subject: str | None = None
+    value_subject: str | None = None
+    key_message: str | None = None
+    value_message: str | None = None
+    #: ``struct`` (the latest schema's type) or ``json`` (text).
+    output: str = "struct"
+
+    @property
+    def sides(self) -> tuple[str, ...]:
+        """The columns decoded, in the order their added columns come: key, then value."""
+        return tuple(s for s in ("key", "value") if self.format(s) is not None)
+
+    def format(self, side: str) -> str | None:
+        return self.key_format if side == "key" else self.value_format
+
+    def subject(self, side: str) -> str | None:
+        return self.key_subject if side == "key" else self.value_subject
+
+    def message(self, side: str) -> str | None:
+        return self.key_message if side == "key" else self.value_message
+
+
+@dataclass(frozen=True, slots=True)
 class KafkaLogOptions:
     """The checked options of one read."""
 
@@ -146,6 +188,8 @@ class KafkaLogOptions:
     ignored: tuple[str, ...] = ()
     #: Answer WHERE clauses in the read (KafkaLogPushdownReader); None: as registered.
     push_filters: bool | None = None
+    #: keyFormat, valueFormat and the rest: payloads decoded from Confluent's wire format.
+    payloads: PayloadOptions = field(default_factory=PayloadOptions)
 
     def warn_ignored(self, what: str = "read") -> None:
         """The one WARNING of a read (or stream) naming the options it ignores."""
@@ -214,7 +258,54 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         max_records_per_partition=_positive(given, "maxRecordsPerPartition"),
         ignored=tuple(sorted(ignored, key=str.lower)),
         push_filters=_bool(given, "pushFilters", False) if "pushFilters" in given else None,
+        payloads=payload_options(given),
     )
+
+
+def payload_options(given: Mapping[str, str]) -> PayloadOptions:
+    """keyFormat, valueFormat and the options that only mean something with one of them
+    (given without one they fail: a typo in a format must not leave the bytes as they are)."""
+
+    def text(name: str) -> str | None:
+        if name not in given:
+            return None
+        value = given[name].strip()
+        if not value:
+            raise OptionError(f"option {name} must not be empty")
+        return value
+
+    formats = {}
+    for name in ("keyFormat", "valueFormat"):
+        value = text(name)
+        if value is not None and value.lower() not in PAYLOAD_FORMATS:
+            raise OptionError(
+                f"option {name} must be one of {', '.join(PAYLOAD_FORMATS)}, not {given[name]!r}"
+            )
+        formats[name] = None if value is None else value.lower()
+    output = (text("payloadOutput") or "struct").lower()
+    if output not in PAYLOAD_OUTPUTS:
+        raise OptionError(
+            f"option payloadOutput must be one of {', '.join(PAYLOAD_OUTPUTS)}, "
+            f"not {given['payloadOutput']!r}"
+        )
+    result = PayloadOptions(
+        key_format=formats["keyFormat"],
+        value_format=formats["valueFormat"],
+        schema_registry=text("schemaRegistry"),
+        key_subject=text("keySubject"),
+        value_subject=text("valueSubject"),
+        key_message=text("keyMessage"),
+        value_message=text("valueMessage"),
+        output=output,
+    )
+    for side in ("key", "value"):
+        for name in (f"{side}Subject", f"{side}Message"):
+            if name in given and result.format(side) is None:
+                raise OptionError(f"option {name} needs {side}Format")
+    for name in ("schemaRegistry", "payloadOutput"):
+        if name in given and not result.sides:
+            raise OptionError(f"option {name} needs keyFormat or valueFormat")
+    return result
 
 
 def _bool(given: dict[str, str], name: str, default: bool) -> bool:

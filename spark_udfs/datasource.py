@@ -102,6 +102,25 @@ option                                  default               meaning
 ``maxOffsetsPerTrigger``,               none                  streams only (:mod:`.streaming`); a
 ``minOffsetsPerTrigger``,                                     batch read ignores them with a
 ``maxTriggerDelay``                                           WARNING, as Spark's Kafka source does
+``keyFormat``, ``valueFormat``          none (bytes)          decode the key / value from
+                                                              Confluent's wire format: ``avro``,
+                                                              ``protobuf``, ``json-schema`` or
+                                                              ``schema-registry`` (the format of the
+                                                              id's schema); see "Payloads" below
+``schemaRegistry``                      the path's            where the schemas are: a log dir, a
+                                        ``_schemas``          ``_schemas-N`` dir, a schema export
+                                                              file (``GET /schemas``) or a registry
+                                                              URL; by default the ``_schemas``
+                                                              partition in or above the path
+``keySubject``, ``valueSubject``        ``<topic>-key``,      the subject whose latest schema types
+                                        ``<topic>-value``     the column (Confluent's
+                                                              TopicNameStrategy by default)
+``keyMessage``, ``valueMessage``        the first message     Protobuf: the message (full name) of
+                                                              the latest schema that types the
+                                                              column
+``payloadOutput``                       ``struct``            ``struct`` (the latest schema's type)
+                                                              or ``json`` (compact JSON text, as
+                                                              written)
 ``groupIdPrefix``,                      none                  accepted so that a query ported from
 ``fetchOffset.numRetries``,                                   Spark's Kafka source runs unchanged,
 ``fetchOffset.retryIntervalMs``,                              and named in one WARNING per read:
@@ -150,6 +169,42 @@ inflates past ``maxDecompressedBytes``) follow Spark's file-source modes:
 Every mode counts damaged batches in ``register(spark).corrupt_batches``. A truncated batch at
 the end of a file is not damage (Kafka stops reading there too), and a damaged length field
 ends that task's read of the segment (but under ``SALVAGE``).
+
+Payloads (``keyFormat`` / ``valueFormat``, :mod:`._payloads`): keys and values written by
+Confluent's serializers, decoded by the runtime's ``decode_payloads`` code (the same verdict
+as ``decode_payloads(read_table(...))``)::
+
+    orders = (
+        spark.read.format("kafka_log")
+        .option("valueFormat", "avro")         # or protobuf, json-schema, schema-registry
+        .option("mode", "PERMISSIVE")          # keep what does not decode, and say why
+        .load("/var/lib/kafka/data/orders-0")  # schemas: /var/lib/kafka/data/_schemas-0
+    )
+    orders.select("offset", "value.id", "value.state", "_payload_error")
+
+The column becomes a struct of the subject's latest schema (``payloadOutput=json``: a
+string), typed on the driver before any row is read; records of older versions are read as
+the latest (Avro's resolution: added fields take their defaults). The subject is
+``valueSubject``, or ``<topic>-value`` for each topic the read covers: when those topics'
+latest schemas give different types the read fails naming them (read one topic with
+``subscribe``, give ``valueSubject``, or ``payloadOutput=json``), as it does when none of
+them has a live version. Added after the source's columns, for each side decoded:
+``key_schema_id`` / ``value_schema_id`` (int, null for a null or unframed payload), and under
+``PERMISSIVE`` and ``SALVAGE`` ``key_raw`` / ``value_raw`` (the bytes as read) and
+``_payload_error`` (``"value: <why>"``, a key's and a value's joined by ``"; "``; null for a
+row that decoded). ``_payload_error`` is not ``columnNameOfCorruptRecord``, which names the
+corrupt-*batch* column: a batch and a payload are damaged in different ways, and a row may
+carry both. The read's ``mode`` decides what a payload that does not decode does:
+
+* ``FAILFAST``: the task fails with the segment file, the offset, the schema id and why;
+* ``DROPMALFORMED``: its row is dropped (as Spark's file sources drop a malformed record);
+* ``PERMISSIVE``, ``SALVAGE``: its column is null, the bytes and the reason are kept.
+
+A null key or value (a tombstone) is null, never an error. A user schema may name any of
+these columns with these types. WHERE clauses the read answers (below) drop rows before
+their payloads are decoded. A stream (:mod:`.streaming`) decodes as a batch read does, typed
+once when the query starts. For a binary column from elsewhere, the SQL functions
+``kafka_payload_json`` / ``try_kafka_payload_json`` and ``functions.from_schema_registry``.
 
 What is read is what the broker serves, on every path and every glob match, by the rules of
 the runtime (``kafka_format.runtime.read.sources.discover``; Kafka's ``LocalLog`` and
@@ -224,6 +279,7 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 
 from ..runtime.read.columnar_reference import arrow_schema
 from ._options import KafkaLogOptions, OptionError, parse_options
+from ._payloads import PayloadPlan, plan_payloads
 from ._planning import KafkaLogSplit, plan
 from ._pushdown import Pushdown, translate
 from ._reading import Counters, Output, read_split
@@ -265,26 +321,33 @@ class KafkaLogDataSource(DataSource):
         return NAME
 
     def schema(self) -> StructType:
-        return kafka_schema(parse_options(schema_options(self.options)).include_headers)
+        options = parse_options(schema_options(self.options))
+        base = kafka_schema(options.include_headers)
+        payloads = plan_payloads(options)
+        return base if payloads is None else payloads.schema(base)
 
     def reader(self, schema: StructType) -> KafkaLogReader:
         options = parse_options(self.options)
         options.warn_ignored()
         push = type(self).push_filters if options.push_filters is None else options.push_filters
+        output, payloads = outputs_for(schema, options)
         return (KafkaLogPushdownReader if push else KafkaLogReader)(
             options,
-            output_for(schema, options),
+            output,
             Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
+            payloads,
         )
 
     def streamReader(self, schema: StructType) -> KafkaLogStreamReader:
         """``spark.readStream.format("kafka_log")``: see :mod:`.streaming`."""
         options = parse_stream_options(self.options)
         options.base.warn_ignored("stream")
+        output, payloads = outputs_for(schema, options.base)
         return KafkaLogStreamReader(
             options,
-            output_for(schema, options.base),
+            output,
             Counters(type(self).bytes_read_accumulator, type(self).corrupt_batches_accumulator),
+            payloads,
         )
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaLogWriter:
@@ -296,10 +359,19 @@ class KafkaLogDataSource(DataSource):
 class KafkaLogReader(DataSourceReader):
     """Plans on the driver (:meth:`partitions`), reads in the tasks (:meth:`read`)."""
 
-    def __init__(self, options: KafkaLogOptions, output: Output, counters: Counters) -> None:
+    def __init__(
+        self,
+        options: KafkaLogOptions,
+        output: Output,
+        counters: Counters,
+        payloads: PayloadPlan | None = None,
+    ) -> None:
         self.options = options
+        #: What the split reader gives (with payloads: the bytes the tasks then decode).
         self.output = output
         self.counters = counters
+        #: keyFormat / valueFormat: how the tasks decode and type the payloads.
+        self.payloads = payloads
 
     def partitions(self) -> list[InputPartition]:
         return list(plan(self.options))
@@ -307,6 +379,11 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition: InputPartition):
         if not isinstance(partition, KafkaLogSplit):
             return iter(())  # Spark's stand-in partition when planning found nothing
+        rows = self.rows(partition)
+        return rows if self.payloads is None else self.payloads.decode(rows, partition.name)
+
+    def rows(self, partition: KafkaLogSplit):
+        """The split's rows as read, before payloads are decoded."""
         return read_split(partition, self.options, self.output, self.counters)
 
 
@@ -319,8 +396,14 @@ class KafkaLogPushdownReader(KafkaLogReader):
     ``spark.sql.python.filterPushdown.enabled`` is false (``DATA_SOURCE_PUSHDOWN_DISABLED``,
     pyspark/sql/worker/plan_data_source_read.py), hence a class of its own."""
 
-    def __init__(self, options: KafkaLogOptions, output: Output, counters: Counters) -> None:
-        super().__init__(options, output, counters)
+    def __init__(
+        self,
+        options: KafkaLogOptions,
+        output: Output,
+        counters: Counters,
+        payloads: PayloadPlan | None = None,
+    ) -> None:
+        super().__init__(options, output, counters, payloads)
         self.pushdown: Pushdown | None = None
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
@@ -334,13 +417,43 @@ class KafkaLogPushdownReader(KafkaLogReader):
     def partitions(self) -> list[InputPartition]:
         return list(plan(self.options, self.pushdown))
 
-    def read(self, partition: InputPartition):
-        rows = super().read(partition)
+    def rows(self, partition: KafkaLogSplit):
+        # Filtered before payloads are decoded: rows the WHERE clause drops are not decoded
+        # (nor fail a FAILFAST read).
+        rows = super().rows(partition)
         return rows if self.pushdown is None else self.pushdown.filter(rows)
 
 
 def output_for(schema: StructType, options: KafkaLogOptions) -> Output:
     """Check a schema (the default one or the user's) against the source's columns."""
+    corrupt = check_schema(schema, options, _TYPES)
+    return Output(
+        schema=to_arrow_schema(schema, timezone="UTC"),
+        include_headers="headers" in schema.fieldNames(),
+        corrupt_column=corrupt,
+    )
+
+
+def outputs_for(schema: StructType, options: KafkaLogOptions) -> tuple[Output, PayloadPlan | None]:
+    """:func:`output_for`, and with keyFormat / valueFormat the payloads' plan: the schema is
+    checked against the payload columns' types, and the split reader is asked for the bytes
+    (and what decoding needs) that the tasks then decode into ``schema``."""
+    payloads = plan_payloads(options)
+    if payloads is None:
+        return output_for(schema, options), None
+    corrupt = check_schema(schema, options, payloads.column_types(_TYPES))
+    raw = payloads.raw_schema(schema, _TYPES, corrupt)
+    output = Output(
+        schema=to_arrow_schema(raw, timezone="UTC"),
+        include_headers="headers" in raw.fieldNames(),
+        corrupt_column=corrupt,
+    )
+    return output, payloads.for_schema(schema)
+
+
+def check_schema(schema: StructType, options: KafkaLogOptions, types: dict[str, Any]) -> str | None:
+    """Check each column of ``schema`` against ``types`` (by name); the corrupt-batch column's
+    name when the schema has it."""
     corrupt = None
     for f in schema.fields:
         if f.name == options.corrupt_column:
@@ -351,11 +464,11 @@ def output_for(schema: StructType, options: KafkaLogOptions) -> Output:
                 )
             corrupt = f.name
             continue
-        expected = _TYPES.get(f.name)
+        expected = types.get(f.name)
         if expected is None:
             raise OptionError(
                 f"column {f.name!r} is not a column of the kafka_log source; its columns: "
-                + ", ".join(_TYPES)
+                + ", ".join(types)
                 + f", and the corrupt-batch column {options.corrupt_column!r} (string or binary)"
             )
         if f.dataType != expected:
@@ -363,11 +476,7 @@ def output_for(schema: StructType, options: KafkaLogOptions) -> Output:
                 f"column {f.name!r} must be {expected.simpleString()}, "
                 f"not {f.dataType.simpleString()}"
             )
-    return Output(
-        schema=to_arrow_schema(schema, timezone="UTC"),
-        include_headers="headers" in schema.fieldNames(),
-        corrupt_column=corrupt,
-    )
+    return corrupt
 
 
 __all__ = [

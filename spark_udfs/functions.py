@@ -36,7 +36,27 @@ function                                    result
                                             a null key (placed by the sticky rule, not by
                                             hash) gives null; ``numPartitions`` below 1
                                             fails the query
+``kafka_payload_json(bytes, format,         ``string``: a key or value in Confluent's wire
+source)``                                   format decoded under the schema its id names,
+                                            as compact JSON text (what ``decode_payloads``
+                                            and the ``kafka_log`` option ``payloadOutput
+                                            json`` give); ``format``: ``avro``,
+                                            ``protobuf``, ``json-schema`` or
+                                            ``schema-registry``; ``source``: a log dir, a
+                                            ``_schemas-N`` dir, a schema export file or a
+                                            registry URL; a payload that does not decode
+                                            fails the query (row, schema id, why)
+``try_kafka_payload_json(bytes, format,     the same, null where ``kafka_payload_json``
+source)``                                   fails on a payload (an unknown format or a
+                                            source that does not open still fails)
 ==========================================  =============================================
+
+For a typed value (a struct of the subject's latest schema, as the ``kafka_log`` option
+``valueFormat`` gives) from the DataFrame API, :func:`from_schema_registry` (not a SQL
+function: a SQL function's type is fixed when registered, this one's is the schema's)::
+
+    from kafka_format.spark_udfs.functions import from_schema_registry
+    df.select(from_schema_registry("value", "avro", "/var/lib/kafka", "orders-value").alias("v"))
 
 Null input gives null output. Every function bounds what one batch may inflate to
 (``register(spark, max_decompressed_bytes=...)``, 256 MiB by default). They hold a whole value
@@ -45,11 +65,15 @@ in memory: for segment files, the ``kafka_log`` data source reads in ranges and 
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.functions import arrow_udf
+from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -67,10 +91,14 @@ from ..runtime.format import layout
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES, Codec, decompress
 from ..runtime.format.jsonform import codec_name
 from ..runtime.model import Batch, Report
+from ..runtime.payloads.columns import ERROR_COLUMN, payload_arrow_type
+from ..runtime.payloads.wire import PayloadDecodeError
 from ..runtime.read.columnar import HEADER_TYPE, iter_arrow_batches
 from ..runtime.read.reader import iter_batches
 from ..runtime.write.partitioner import default_partitions
 from ._lazy import lazy_functions
+from ._options import OptionError
+from ._payloads import schema_source, spark_type, task_spec, value_columns
 from .datasource import HEADERS_TYPE
 
 RECORD_FIELDS = ("offset", "timestamp", "timestampType", "key", "value", "headers")
@@ -280,6 +308,94 @@ def partitions_of(keys: pa.Array, counts: pa.Array) -> pa.Array:
     return default_partitions(keys, counts)
 
 
+def payload_json_of(
+    data: pa.Array, formats: pa.Array, sources: pa.Array, *, strict: bool
+) -> pa.Array:
+    """``kafka_payload_json`` over Arrow arrays of payloads, formats and sources: the rows of
+    each (format, source) pair decoded together, by that pair's cached decoders."""
+    kinds, specs = formats.to_pylist(), sources.to_pylist()
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i in range(len(data)):
+        if data[i].is_valid and kinds[i] is not None and specs[i] is not None:
+            groups.setdefault((str(kinds[i]).strip().lower(), str(specs[i])), []).append(i)
+    out: list[str | None] = [None] * len(data)
+    for (kind, spec), rows in groups.items():
+        picked = data if len(rows) == len(data) else data.take(pa.array(rows, pa.int64()))
+        decoded = _decoded(picked, value_columns(spec, kind), "kafka_payload_json", rows, strict)
+        for i, value in zip(rows, decoded.column("value").to_pylist(), strict=True):
+            out[i] = value
+    return pa.array(out, pa.string())
+
+
+def _decoded(
+    data: pa.Array, columns: Any, function: str, rows: list[int] | None, strict: bool
+) -> pa.RecordBatch:
+    """``data`` decoded as a ``value`` column; ``strict``: the first row that does not decode
+    raises, naming its row in the batch (``rows``: the batch's row of each of ``data``'s)."""
+    decoded = columns.decode(pa.RecordBatch.from_arrays([data], names=["value"]))
+    if strict:
+        errors = decoded.column(ERROR_COLUMN)
+        failed = pc.index(pc.is_valid(errors), True).as_py()
+        if failed >= 0:
+            row = failed if rows is None else rows[failed]
+            schema_id = decoded.column("value_schema_id")[failed].as_py()
+            what = "" if schema_id is None else f" (schema id {schema_id})"
+            why = errors[failed].as_py().removeprefix("value: ")
+            # Spark tells a UDF nothing of where its batch lies: the row is counted within it.
+            raise PayloadDecodeError(f"{function}, row {row} of this batch{what}: {why}")
+    return decoded
+
+
+def from_schema_registry(
+    col: Any,
+    format: str,
+    source: str,
+    subject: str,
+    *,
+    message: str | None = None,
+    mode: str = "PERMISSIVE",
+) -> Any:
+    """A column of ``col``'s payloads (binary, Confluent's wire format) decoded into the
+    struct of ``subject``'s latest schema, as the ``kafka_log`` option ``valueFormat`` types
+    ``value``: older versions read as the latest (Avro's resolution: added fields take their
+    defaults). ``format``: ``avro``, ``protobuf``, ``json-schema`` or ``schema-registry``;
+    ``source``: a log dir, a ``_schemas-N`` dir, a schema export file or a registry URL;
+    ``message``: Protobuf only, the message of the latest schema (default its first).
+
+    The type is found here, on the driver, from the source's latest version of ``subject``
+    (a subject is needed: a lone column has no topic to name one by). ``mode``:
+    ``PERMISSIVE`` (a payload that does not decode is null) or ``FAILFAST`` (it fails the
+    query, naming the row in its batch, the schema id and why)."""
+    mode = mode.strip().upper()
+    if mode not in ("PERMISSIVE", "FAILFAST"):
+        raise OptionError(
+            f"from_schema_registry: mode must be PERMISSIVE or FAILFAST, not {mode!r}"
+        )
+    kind = format.strip().lower()
+    spec = task_spec(os.fspath(source))
+    arrow_type = payload_arrow_type(schema_source(spec), subject, kind=kind, message=message)
+    returned = spark_type(arrow_type, f"subject {subject}")
+    target = to_arrow_type(returned, timezone="UTC")
+    # One token per call: a worker makes new decoders for it, so a later call asks a live
+    # registry for the latest version again, as the driver just did.
+    token = uuid.uuid4().hex
+    strict = mode == "FAILFAST"
+
+    def decode(data: pa.Array) -> pa.Array:
+        columns = value_columns(
+            spec, kind, subject=subject, message=message, output="struct", token=token
+        )
+        values = _decoded(data, columns, "from_schema_registry", None, strict).column("value")
+        if values.type != arrow_type and not pa.types.is_null(values.type):
+            raise PayloadDecodeError(
+                f"from_schema_registry: subject {subject}'s latest schema gives {values.type} "
+                f"now, not {arrow_type} as when the query was planned: run it again"
+            )
+        return values.cast(target)
+
+    return arrow_udf(decode, returned)(col)
+
+
 def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Callable]:
     """Every SQL function as an Arrow UDF, by its SQL name."""
     limit = max_decompressed_bytes
@@ -302,6 +418,12 @@ def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
     def kafka_partition(key: pa.Array, num_partitions: pa.Array) -> pa.Array:
         return partitions_of(key, num_partitions)
 
+    def kafka_payload_json(data: pa.Array, kind: pa.Array, source: pa.Array) -> pa.Array:
+        return payload_json_of(data, kind, source, strict=True)
+
+    def try_kafka_payload_json(data: pa.Array, kind: pa.Array, source: pa.Array) -> pa.Array:
+        return payload_json_of(data, kind, source, strict=False)
+
     return {
         "kafka_records": arrow_udf(kafka_records, RECORDS_SPARK_TYPE),
         "try_kafka_records": arrow_udf(try_kafka_records, RECORDS_SPARK_TYPE),
@@ -309,6 +431,8 @@ def make_functions(max_decompressed_bytes: int = DEFAULT_MAX_BYTES) -> dict[str,
         "kafka_decompress": arrow_udf(kafka_decompress, BinaryType()),
         "try_kafka_decompress": arrow_udf(try_kafka_decompress, BinaryType()),
         "kafka_partition": arrow_udf(kafka_partition, IntegerType()),
+        "kafka_payload_json": arrow_udf(kafka_payload_json, StringType()),
+        "try_kafka_payload_json": arrow_udf(try_kafka_payload_json, StringType()),
     }
 
 
@@ -319,6 +443,8 @@ _NAMES = (
     "kafka_decompress",
     "try_kafka_decompress",
     "kafka_partition",
+    "kafka_payload_json",
+    "try_kafka_payload_json",
 )
 #: The functions for the DataFrame API: ``df.select(kafka_records("content"))``; built on first
 #: use for the kind of session in use (classic or Connect), so importing needs no session.
@@ -329,15 +455,21 @@ kafka_batches = _DEFAULTS["kafka_batches"]
 kafka_decompress = _DEFAULTS["kafka_decompress"]
 try_kafka_decompress = _DEFAULTS["try_kafka_decompress"]
 kafka_partition = _DEFAULTS["kafka_partition"]
+kafka_payload_json = _DEFAULTS["kafka_payload_json"]
+try_kafka_payload_json = _DEFAULTS["try_kafka_payload_json"]
 
 __all__ = [
     "BATCHES_SPARK_TYPE",
     "RECORDS_SPARK_TYPE",
+    "from_schema_registry",
     "kafka_batches",
     "kafka_decompress",
     "kafka_partition",
+    "kafka_payload_json",
     "kafka_records",
     "make_functions",
+    "payload_json_of",
     "try_kafka_decompress",
+    "try_kafka_payload_json",
     "try_kafka_records",
 ]

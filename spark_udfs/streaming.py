@@ -69,7 +69,10 @@ option                     default               meaning
                                                  waits (``500ms``, ``30s``, ``15m``, ``1h``)
 =========================  ====================  =========================================
 
-Damaged batches follow ``mode`` as in a batch read; under ``FAILFAST`` a frame that is no
+Payloads (``keyFormat`` / ``valueFormat`` and the rest) are decoded as in a batch read, the
+columns typed once, when the query starts, by the subjects' latest schemas then (a later
+version of another type fails the micro-batch that meets it, asking for a restart). Damaged
+batches follow ``mode`` as in a batch read; under ``FAILFAST`` a frame that is no
 batch at the end of a partition fails the query when a trigger finds it. Both triggers work:
 ``processingTime`` (and the default, as fast as possible) and ``availableNow`` (everything
 there when the query starts, then stop). Continuous processing is not supported (Python
@@ -102,6 +105,7 @@ from ..runtime.files.storage import Storage
 from ._discovery import PartitionFiles, find, storage_of
 from ._fs import has_glob, locate
 from ._options import PerPartition
+from ._payloads import PayloadPlan
 from ._planning import INT64_MAX, KafkaLogSplit, Planner
 from ._reading import Counters, Output, read_split
 from ._scan import Counted
@@ -136,10 +140,18 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets on the driver (:meth:`initialOffset`, :meth:`latestOffset`,
     :meth:`partitions`), rows in the tasks (:meth:`read`, the batch source's reader)."""
 
-    def __init__(self, options: StreamOptions, output: Output, counters: Counters) -> None:
+    def __init__(
+        self,
+        options: StreamOptions,
+        output: Output,
+        counters: Counters,
+        payloads: PayloadPlan | None = None,
+    ) -> None:
         self.options = options
         self.output = output
         self.counters = counters
+        #: keyFormat / valueFormat: decoded in the tasks as in a batch read.
+        self.payloads = payloads
         self.tracker = TailTracker(options.base)
         #: availableNow: the offsets when the query started; never read past them.
         self.target: Offsets | None = None
@@ -319,7 +331,8 @@ class KafkaLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator:
         if not isinstance(partition, KafkaLogSplit):
             return iter(())
-        return read_split(partition, self.options.base, self.output, self.counters)
+        rows = read_split(partition, self.options.base, self.output, self.counters)
+        return rows if self.payloads is None else self.payloads.decode(rows, partition.name)
 
 
 def _earliest(pf: PartitionFiles) -> int:
