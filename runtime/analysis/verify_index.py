@@ -83,8 +83,8 @@ def _report_entry(log: ScannedLog, n: int, check: EntryCheck, report: FileReport
         if inside is not None and inside.position != entry.position:
             report.error(
                 "index-entry",
-                f"{label} points inside the batch at {inside.position} (offsets "
-                f"{inside.base_offset}..{inside.last_offset}), not at a batch boundary",
+                f"{label} points inside the batch at {inside.position} ({inside.span}), "
+                "not at a batch boundary",
                 at,
             )
             return 0
@@ -106,9 +106,8 @@ def _report_entry(log: ScannedLog, n: int, check: EntryCheck, report: FileReport
         # v0/v1 wrapper (whole, CRC and all). Only a walk from the start can see it.
         report.error(
             "index-entry",
-            f"{label} points inside the batch at {inside.position} (offsets "
-            f"{inside.base_offset}..{inside.last_offset}), not at a batch boundary: a message "
-            "inside a compressed v0/v1 wrapper",
+            f"{label} points inside the batch at {inside.position} ({inside.span}), not at a "
+            "batch boundary: a message inside a compressed v0/v1 wrapper",
             at,
         )
         return 0

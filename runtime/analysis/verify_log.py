@@ -60,6 +60,19 @@ class BatchInfo:
     producer_id: int
     is_control: bool
     control_type: int | None
+    #: A compressed v0/v1 wrapper: its header holds its last offset only, so that a scan of
+    #: headers cannot know its first (``span`` names it by what every scan knows).
+    wrapper: bool = False
+    #: The base offset its header holds (v2: the batch's, whoever's records the cleaner kept).
+    header_base: int = 0
+
+    @property
+    def span(self) -> str:
+        """The batch's offsets as findings name them: from its header, as kafka-dump-log
+        prints them, so that a scan of headers names it as a full one does."""
+        if self.wrapper:
+            return f"a compressed v0/v1 wrapper ending at offset {self.last_offset}"
+        return f"offsets {self.header_base}..{self.last_offset}"
 
 
 @dataclass(slots=True)
@@ -164,9 +177,10 @@ def _infos(walk: _Walk) -> list[BatchInfo]:
     control = v2 & ((t[:, fs.F_ATTR] & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
     last = t[:, fs.F_BASE] + np.where(v2, t[:, fs.F_LAST_DELTA], 0)
     stamp = np.where(v2, t[:, fs.F_MAX_TS], t[:, fs.F_BASE_TS])
+    wrapper = ~v2 & ((t[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) != 0)
     return [
-        BatchInfo(p, s, b, la, None if m == 0 else ts, pid, c, None)
-        for p, s, b, la, m, ts, pid, c in zip(
+        BatchInfo(p, s, b, la, None if m == 0 else ts, pid, c, None, w, b)
+        for p, s, b, la, m, ts, pid, c, w in zip(
             t[:, fs.F_POS].tolist(),
             t[:, fs.F_SIZE].tolist(),
             t[:, fs.F_BASE].tolist(),
@@ -175,6 +189,7 @@ def _infos(walk: _Walk) -> list[BatchInfo]:
             stamp.tolist(),
             t[:, fs.F_PID].tolist(),
             control.tolist(),
+            wrapper.tolist(),
             strict=True,
         )
     ]

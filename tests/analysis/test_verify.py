@@ -439,7 +439,10 @@ def test_summary_counts_in_words(copy):
     )
 
 
-def test_header_scans_find_what_full_scans_find(tmp_path):
+# Seeds 0 and 10 put damage on entries inside compressed v0/v1 wrappers, whose first offset a
+# header scan cannot know (the findings name such a batch by its last offset, in both scans).
+@pytest.mark.parametrize("damage_seed", [0, 5, 10])
+def test_header_scans_find_what_full_scans_find(tmp_path, damage_seed):
     """``dump`` checks indexes against a header-only scan, decoding only the batches time
     index entries point at; ``verify`` decodes the whole log. Both must find the same things,
     on every scenario ``generate`` writes (v0/v1 wrappers, transactions and markers, every
@@ -458,7 +461,7 @@ def test_header_scans_find_what_full_scans_find(tmp_path):
     from kafka_format.runtime.write.generate import generate_log_dir
 
     generate_log_dir(tmp_path, seed=3, records=120, segment_bytes=16384)
-    rng = random.Random(5)
+    rng = random.Random(damage_seed)
     checked = found_problems = 0
     for log_path in sorted(tmp_path.glob("*/*.log")):
         base = int(log_path.name.split(".")[0])
