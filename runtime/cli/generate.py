@@ -19,6 +19,7 @@ from ..write.generate import (
     TOPIC_KINDS,
     generate_log_dir,
 )
+from ..write.generate_payloads import PAYLOAD_TOPICS
 from .args import UsageError, non_negative_int, positive_int
 
 __all__ = ["EPILOG", "parse_size", "register"]
@@ -42,6 +43,11 @@ def parse_size(text: str) -> int:
 EPILOG = f"""\
 scenarios (--topics): {", ".join(TOPIC_KINDS)} (default: all)
 
+payloads: {", ".join(PAYLOAD_TOPICS)} hold values framed as Confluent's serializers frame them
+(Avro, Protobuf, JSON Schema; schemas evolving over time, a few plain JSON records among them);
+with any of them, _schemas-0 holds the Schema Registry's store of those schemas
+(dump --value-decoder schema-registry decodes them). --no-payloads leaves them out.
+
 producers: keyed records go to the partition their key hashes to (murmur2, as the Java
 client's default partitioner); records without a key follow the uniform sticky partitioner
 (Kafka 3.3+), round-robin for the magic 0/1 era clients. Each producer batches per partition
@@ -52,6 +58,7 @@ examples:
   kafka-format generate demo-logs --seed 7 --topics orders,users --partitions 2 --records 2000
   kafka-format generate busy-logs --topics orders --rate 500000 --segment-bytes 1MiB
   kafka-format generate slow-logs --topics clicks --rate 50 --linger-ms 0
+  kafka-format generate demo-logs --topics payments,customers   # payloads and _schemas-0
   kafka-format generate bench-logs --size 2GiB                    # the benchmarks' shape
   kafka-format generate bench-logs --size 512MiB --codec zstd --segment-bytes 128MiB
   kafka-format generate live-logs --live     # active segments as a running broker leaves them
@@ -131,6 +138,13 @@ def register(sub) -> None:
         type=positive_int,
         default=4096,
         help="log.index.interval.bytes (default 4096)",
+    )
+    g.add_argument(
+        "--payloads",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=f"write the payload topics ({', '.join(PAYLOAD_TOPICS)}) and _schemas-0 among "
+        "the default scenarios (default: yes)",
     )
     g.add_argument(
         "--live",
@@ -219,6 +233,7 @@ def _run_generate(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             linger_ms=args.linger_ms,
             rate=args.rate,
+            payloads=args.payloads,
         )
     except ValueError as exc:  # a value the options allow but the generator does not know
         raise UsageError(str(exc), file=str(root)) from None

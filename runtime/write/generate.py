@@ -36,6 +36,10 @@ Scenarios (topics):
     a compacted topic as a follower copies it from a cleaned leader: few keys, many tombstones,
     offset gaps inside and between batches, an empty batch kept for its producer state, the
     delete horizon on batches with tombstones, then a dirty tail produced normally.
+``payments``, ``customers``, ``pageviews`` (and ``_schemas``)
+    values framed as Confluent's serializers frame them, Avro, Protobuf and JSON Schema, their
+    schemas evolving over time, a few plain records among them; and the Schema Registry's
+    store holding those schemas (``payloads=False`` leaves them out; :mod:`.generate_payloads`).
 
 With ``size_bytes`` it writes the benchmark shape of issue 6 instead: topic ``bench``, v2
 batches of 1000 records, 100-byte values, one header, uncompressed unless ``codec`` says
@@ -83,6 +87,7 @@ from .accumulator import (
     SimClock,
     Topic,
 )
+from .generate_payloads import PAYLOAD_TOPICS, SCHEMAS_TOPIC, Meant, PayloadRegistry
 from .partitioner import default_partition
 from .writer import (
     DEFAULT_START_TIME_MS,
@@ -109,7 +114,7 @@ __all__ = [
 EXPECTED_FILE = "EXPECTED.json"
 BENCH_TOPIC = "bench"
 #: Scenario names and their default partition counts.
-TOPIC_KINDS = {"orders": 3, "legacy-events": 2, "clicks": 2, "users": 1}
+TOPIC_KINDS = {"orders": 3, "legacy-events": 2, "clicks": 2, "users": 1, **PAYLOAD_TOPICS}
 DEFAULT_RECORDS = 400
 DEFAULT_SEGMENT_BYTES = 32 * 1024
 #: Scenario batches stay well under this (a batch larger than a segment cannot be appended).
@@ -157,7 +162,7 @@ class GeneratedLog:
     path: Path
     seed: int
     options: dict[str, Any]
-    #: per partition directory name (``topic-N``), in topic then partition order
+    #: per partition directory name (``topic-N``), by topic then partition (``_schemas`` last)
     partitions: dict[str, PartitionSummary] = field(default_factory=dict)
     #: data records per partition directory; empty for benchmark partitions
     records: dict[str, list[WrittenRecord]] = field(default_factory=dict)
@@ -165,6 +170,10 @@ class GeneratedLog:
     #: per partition directory, the batches producers sent to it, in log order (scenario
     #: topics; the cleaned part of ``users`` was copied, not produced, and is not here)
     produced: dict[str, list[ProducedBatch]] = field(default_factory=dict)
+    #: per payload partition directory, per offset: the schema id and value it was framed from
+    payloads: dict[str, dict[int, Meant]] = field(default_factory=dict)
+    #: the registered schemas ``_schemas-0`` holds (subject, version, id, type, deleted)
+    schemas: list[dict[str, Any]] = field(default_factory=list)
 
     def expected(self, name: str, isolation: str = "read_uncommitted") -> list[dict[str, Any]]:
         """The canonical records a consumer of partition ``name`` reads."""
@@ -214,6 +223,7 @@ class GeneratedLog:
             "digest": "sha256 of `kafka-format dump --jsonl --canonical DIR/topic-N` "
             "(and with --isolation read_committed)",
             "partitions": partitions,
+            **({"schemas": self.schemas} if self.schemas else {}),
         }
 
 
@@ -621,6 +631,7 @@ def generate_log_dir(
     batch_size: int = DEFAULT_BATCH_SIZE,
     linger_ms: int = DEFAULT_LINGER_MS,
     rate: float | None = None,
+    payloads: bool = True,
 ) -> GeneratedLog:
     """Write a Kafka log directory at ``path`` (created; must be empty) and EXPECTED.json.
 
@@ -635,14 +646,18 @@ def generate_log_dir(
     (``partitions`` or 2 partitions) of about that many bytes of ``.log``, in batches of 1000
     records compressed with ``codec``. ``fast`` picks the struct serialiser over the
     Construct builders (same bytes; default: fast only for ``bench``). ``progress`` is called
-    with the bytes of each benchmark batch written.
+    with the bytes of each benchmark batch written. ``payloads=False`` leaves the payload
+    topics out of the default scenarios; with any of them, ``_schemas-0`` is written too.
     """
     root = Path(path)
     if topics is None:
         topics = () if size_bytes is not None else tuple(TOPIC_KINDS)
+        topics = tuple(t for t in topics if payloads or t not in PAYLOAD_TOPICS)
     unknown = [t for t in topics if t not in TOPIC_KINDS]
     if unknown:
         raise ValueError(f"unknown topic scenario(s) {unknown}; choose from {list(TOPIC_KINDS)}")
+    if not payloads and any(t in PAYLOAD_TOPICS for t in topics):
+        raise ValueError(f"payload topics {list(PAYLOAD_TOPICS)} chosen without payloads")
     if partitions is not None and partitions < 1:
         raise ValueError("partitions must be at least 1")
     if topics and segment_bytes is not None and segment_bytes < MIN_SEGMENT_BYTES:
@@ -668,6 +683,7 @@ def generate_log_dir(
         "batch_size": batch_size,
         "linger_ms": linger_ms,
         "rate": rate,
+        "payloads": payloads,
     }
     result = GeneratedLog(root, seed, options)
     meta_rng = random.Random(f"{seed}/log-dir")
@@ -697,7 +713,15 @@ def generate_log_dir(
         checkpoints[REPLICATION_OFFSET_CHECKPOINT].append((w.topic, w.partition, w.next_offset))
 
     all_topics = sorted([*topics, *([BENCH_TOPIC] if size_bytes is not None else [])])
-    topic_ids = {t: _topic_id(meta_rng) for t in all_topics}
+    # The payload topics draw their ids apart: the others' stay what they were without them.
+    topic_ids = {t: _topic_id(meta_rng) for t in all_topics if t not in PAYLOAD_TOPICS}
+    registry = PayloadRegistry(records) if any(t in PAYLOAD_TOPICS for t in topics) else None
+    scenarios = {**_SCENARIOS, **(registry.scenarios() if registry else {})}
+    if registry is not None:  # the registry's store last: the topics' records place its own
+        all_topics.append(SCHEMAS_TOPIC)
+        payload_rng = random.Random(f"{seed}/payload-topic-ids")
+        topic_ids |= {t: _topic_id(payload_rng) for t in all_topics if t not in topic_ids}
+        result.schemas = registry.to_json()
     for topic in all_topics:
         if topic == BENCH_TOPIC:
             assert size_bytes is not None
@@ -720,7 +744,9 @@ def generate_log_dir(
         clock = SimClock(DEFAULT_START_TIME_MS + rng.randrange(3_600_000))
         writers: list[PartitionWriter] = []
         try:
-            for partition in range(partitions or TOPIC_KINDS[topic]):
+            for partition in range(
+                1 if topic == SCHEMAS_TOPIC else partitions or TOPIC_KINDS[topic]
+            ):
                 writers.append(
                     writer(
                         topic,
@@ -741,7 +767,7 @@ def generate_log_dir(
                 linger_ms=linger_ms,
             )
             run = _Run(sim, _Content(rng, segment), Load(rng, rate, clock.now))
-            cleaned_to = _SCENARIOS[topic](run, records)
+            cleaned_to = scenarios[topic](run, records)
             sim.finish()
         finally:
             for w in writers:
@@ -750,6 +776,8 @@ def generate_log_dir(
             finished(w, timestamp_type)
             result.records[w.path.name] = w.records
             result.produced[w.path.name] = sim.produced[w.partition]
+            if registry is not None and topic in PAYLOAD_TOPICS:
+                result.payloads[w.path.name] = registry.meanings(w.records)
         for partition, offset in sorted((cleaned_to or {}).items()):
             checkpoints[CLEANER_OFFSET_CHECKPOINT].append((topic, partition, offset))
 
