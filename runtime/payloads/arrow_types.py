@@ -34,7 +34,7 @@ import fastavro
 import fastavro.read
 import pyarrow as pa
 
-from .registry import RegisteredSchema, SchemaSource
+from .registry_model import RegisteredSchema, SchemaSource
 from .wire import PayloadDecodeError, resolve_references, schema_label
 
 __all__ = ["JSON_TEXT", "PROTOBUF_ENUM", "AvroTyped", "Convert", "avro_schema", "json_checked",

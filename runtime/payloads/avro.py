@@ -58,7 +58,7 @@ from typing import Any
 import fastavro
 import fastavro.read
 
-from .registry import RegisteredSchema, SchemaSource
+from .registry_model import RegisteredSchema, SchemaSource
 from .wire import PayloadDecodeError, resolve_references, schema_label
 
 __all__ = ["MAX_DEPTH", "MAX_EMPTY_ITEMS", "AvroDecoder"]

@@ -34,7 +34,7 @@ from typing import Any
 from .avro import AvroDecoder
 from .json_schema import JsonSchemaDecoder
 from .protobuf import ProtobufDecoder
-from .registry import RegisteredSchema, SchemaRegistryError, SchemaSource
+from .registry_model import RegisteredSchema, SchemaRegistryError, SchemaSource
 from .wire import (
     HEADER_SIZE,
     PayloadDecodeError,

@@ -30,7 +30,7 @@ import json
 import threading
 from typing import Any
 
-from .registry import RegisteredSchema, SchemaRegistryError, SchemaSource
+from .registry_model import RegisteredSchema, SchemaRegistryError, SchemaSource
 from .wire import PayloadDecodeError, resolve_references, schema_label
 
 __all__ = ["JsonSchemaDecoder"]

@@ -59,7 +59,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor_pb2 import DescriptorProto, FileDescriptorProto
 
-from .registry import RegisteredSchema, SchemaSource
+from .registry_model import RegisteredSchema, SchemaSource
 from .wire import PayloadDecodeError, resolve_references, schema_label
 
 __all__ = ["BUILTIN_PREFIXES", "PROTOC_TIMEOUT", "ProtobufDecoder", "is_builtin"]
