@@ -31,6 +31,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ..runtime.format.codecs import DEFAULT_MAX_BYTES
 from ._connect import remote_session
+from ._pushdown import pushdown_is_scoped
 from ._workers import WorkerPython, WorkerPythonError, ensure_workers
 from .compaction import compact as compact_log
 from .compaction import register_compaction
@@ -87,9 +88,11 @@ def register(
     both: reads then count in the new registration's accumulators.
 
     It also sets ``spark.sql.python.filterPushdown.enabled`` to true for the session, so that
-    reads of the registered source answer WHERE clauses on topic, partition, offset,
-    timestamp and timestampType through the indexes (the option ``pushFilters`` turns that
-    off per read; with the conf turned off again, Spark refuses a read that does not).
+    reads of the registered source can answer WHERE clauses on topic, partition, offset,
+    timestamp and timestampType through the indexes: by default where this Spark keeps a
+    pushed-down read to its own query (``_pushdown.pushdown_is_scoped``; Spark 4.3 does not:
+    a DataFrame that answered one WHERE clause would answer a later query without one from
+    the same pruned read), and per read with the option ``pushFilters``.
 
     First (unless ``check_workers=False``) it checks that the Python Spark starts for the
     source and the functions can import kafka_format (:mod:`._workers`): in a local session
@@ -119,7 +122,7 @@ def register(
             "__qualname__": "RegisteredKafkaLogDataSource",
             "bytes_read_accumulator": bytes_read,
             "corrupt_batches_accumulator": corrupt,
-            "push_filters": True,
+            "push_filters": pushdown_is_scoped(spark),
         },
     )
     spark.dataSource.register(source)

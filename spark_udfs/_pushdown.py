@@ -362,4 +362,29 @@ def _range(c: Condition) -> tuple[int | None, int | None]:
     return None, None  # null, notnull: no range
 
 
-__all__ = ["Condition", "Pushdown", "condition_of", "translate"]
+#: The JVM class that plans a Python data source's scan with pushed filters.
+_SCAN_BUILDER = "org.apache.spark.sql.execution.datasources.v2.python.PythonScanBuilder"
+
+
+def pushdown_is_scoped(spark: Any) -> bool:
+    """Whether this Spark keeps a read planned with pushed filters to the query that pushed
+    them.
+
+    Spark 4.3's ``PythonScanBuilder.pushFilters`` stores the planned read (partitions and read
+    function) on the ``PythonDataSourceV2`` that every scan of one DataFrame shares
+    (``setReadInfo``), and a later scan that pushes no filter (no WHERE clause at all) reuses
+    it (``getOrCreateReadInfo``): ``df.where("partition = 0").count()`` then ``df.count()``
+    counts partition 0 only. Later Sparks keep the read info on the scan builder (its
+    ``readInfo`` field; see the comment on it in ``PythonScanBuilder.scala``), which is what
+    this looks for. Over Spark Connect the JVM is out of reach: not known to be safe."""
+    try:
+        jvm = spark._jvm
+        if jvm is None:
+            return False
+        fields = jvm.java.lang.Class.forName(_SCAN_BUILDER).getDeclaredFields()
+        return any(f.getName() == "readInfo" for f in fields)
+    except Exception:  # Connect sessions, a JVM without the class: not known to be safe
+        return False
+
+
+__all__ = ["Condition", "Pushdown", "condition_of", "pushdown_is_scoped", "translate"]

@@ -74,8 +74,9 @@ option                                  default               meaning
                                                               at batch boundaries (from ``.index``)
 ``pushFilters``                         as registered         ``true``: answer WHERE clauses in the
                                                               read (below; needs ``spark.sql.python.
-                                                              filterPushdown.enabled``);
-                                                              ``register`` turns both on
+                                                              filterPushdown.enabled``, which
+                                                              ``register`` sets); on where Spark
+                                                              scopes a pushed read to its query
 ``kafka.isolation.level``               (as isolationLevel)   Spark's Kafka-source name for
                                                               ``isolationLevel``
 ``failOnDataLoss``                      ``true``              a ``startingOffsets`` below a
@@ -227,9 +228,13 @@ from the read's start to the transactions' markers, so each task drops the right
 however the segment is split. Where an index is missing, damaged, or disagrees with its log,
 the driver walks that segment's headers instead: slower planning, same rows.
 
-WHERE clauses (filter pushdown, :mod:`._pushdown`): with ``pushFilters`` on, as on the source
-``register(spark)`` registers (it also sets ``spark.sql.python.filterPushdown.enabled``,
-without which Spark refuses a reader that takes filters), the read answers the filters Spark
+WHERE clauses (filter pushdown, :mod:`._pushdown`): with ``pushFilters`` on (the source
+``register(spark)`` registers turns it on where Spark keeps a pushed-down read to the query
+that pushed it: not Spark 4.3, whose ``PythonDataSourceV2`` hands a DataFrame's last pushed
+read to its later queries without a WHERE clause, so that there a read asks for it with
+``.option("pushFilters", "true")`` on a DataFrame loaded for that one query; ``register``
+also sets ``spark.sql.python.filterPushdown.enabled``, without which Spark refuses a reader
+that takes filters), the read answers the filters Spark
 pushes on ``topic``, ``partition``, ``offset``, ``timestamp`` and ``timestampType``
 (comparisons, ``<=>``, ``IN``, ``BETWEEN``, ``IS [NOT] NULL``, ``NOT`` of one, their ANDs;
 ``LIKE 'x%'`` and the like on ``topic``) and hands the rest back to Spark (``key``,
@@ -278,7 +283,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import BinaryType, StringType, StructType
 
 from ..runtime.read.columnar_reference import arrow_schema
-from ._options import KafkaLogOptions, OptionError, parse_options
+from ._options import LOG, KafkaLogOptions, OptionError, parse_options
 from ._payloads import PayloadPlan, plan_payloads
 from ._planning import KafkaLogSplit, plan
 from ._pushdown import Pushdown, translate
@@ -330,6 +335,13 @@ class KafkaLogDataSource(DataSource):
         options = parse_options(self.options)
         options.warn_ignored()
         push = type(self).push_filters if options.push_filters is None else options.push_filters
+        if options.push_filters and not type(self).push_filters:
+            LOG.warning(
+                "kafka_log: pushFilters=true on a Spark that keeps a pushed-down read for the "
+                "DataFrame's later queries (Spark 4.3's PythonDataSourceV2.setReadInfo): a "
+                "query of this DataFrame without a WHERE clause would read only the last "
+                "WHERE clause's rows. Load a new DataFrame for each filtered query."
+            )
         output, payloads = outputs_for(schema, options)
         return (KafkaLogPushdownReader if push else KafkaLogReader)(
             options,
