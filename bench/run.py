@@ -7,6 +7,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --quick --out /tmp/r.md   # seconds; a smoke run
     .venv/bin/python bench/run.py --only dump-jsonl   # that case alone, its section replaced
     .venv/bin/python bench/run.py --only parquet  # kafka_log against Spark's Parquet reader
+    .venv/bin/python bench/run.py --only pushdown # a one-hour window with WHERE (pushdown)
     .venv/bin/python bench/run.py --only views    # uncompressed v2: memcpy, copies, views
     .venv/bin/python bench/run.py --only memory   # the floor, a 2 GiB segment, bombs
     .venv/bin/python bench/run.py --only spark-cold   # a cold Spark executor's first task
@@ -41,6 +42,7 @@ import compressed  # noqa: E402
 import inputs  # noqa: E402
 import memory  # noqa: E402
 import parquet  # noqa: E402
+import pushdown  # noqa: E402
 import readers  # noqa: E402
 import small  # noqa: E402
 import spark  # noqa: E402
@@ -499,7 +501,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument(
         "--only",
-        choices=["dump-jsonl", "parquet", "views", "memory", "spark-cold", "compressed", "small"],
+        choices=[
+            "dump-jsonl",
+            "parquet",
+            "pushdown",
+            "views",
+            "memory",
+            "spark-cold",
+            "compressed",
+            "small",
+        ],
         help="run this case alone and replace its section of --out",
     )
     parser.add_argument(
@@ -549,6 +560,11 @@ def main(argv: list[str] | None = None) -> int:
             parquet.run(Path(tempfile.gettempdir()), quick=args.quick), machine
         )
         return _only(args, parquet.HEADING, section)
+    if args.only == "pushdown":
+        section = pushdown.render(
+            pushdown.run(Path(tempfile.gettempdir()), quick=args.quick, log=log), machine
+        )
+        return _only(args, pushdown.HEADING, section)
     log("verify against read_table")
     verified = verify_case(2 << 20 if args.quick else 64 << 20, args.repeat, log)
     if args.only_verify:
@@ -592,6 +608,14 @@ def main(argv: list[str] | None = None) -> int:
             parquet_rows = parquet.run(Path(tempfile.gettempdir()), quick=args.quick, log=log)
         except Exception as exc:  # as for the Spark comparison: the rest still stands
             parquet_rows = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    if args.no_spark:
+        pushdown_result: dict | str = "skipped (`--no-spark`)"
+    else:
+        try:
+            pushdown_result = pushdown.run(Path(tempfile.gettempdir()), quick=args.quick, log=log)
+        except Exception as exc:  # as for the Spark comparison: the rest still stands
+            log(f"pushdown: failed: {type(exc).__name__}: {exc}")
+            pushdown_result = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     cold_section = None
     if not args.no_spark:
         try:
@@ -602,6 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     text += "\n" + compressed_section
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
     text += "\n" + parquet.render(parquet_rows, machine)
+    text += "\n" + pushdown.render(pushdown_result, machine)
     text += "\n" + views_section
     text += "\n" + small_section
     for extra in (memory_section, cold_section):

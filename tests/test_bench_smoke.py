@@ -108,6 +108,41 @@ def test_quick_spark_comparison(tmp_path, spark):
         assert f"| {pipeline} |" in table
 
 
+def test_quick_pushdown_section(tmp_path, spark):
+    """bench/pushdown.py at its smallest: every query answers as the records written say (run
+    checks it, with and without pushdown), the bytes it reports add up, and the section
+    renders with its table and verdict."""
+    pushdown = _bench_module("pushdown.py")
+    result = pushdown.run(tmp_path, quick=True, spark=spark, log=lambda text: None)
+    assert list(tmp_path.iterdir()) == []  # the generated log directory is gone
+    rows = result["rows"]
+    by = {(r["window"], r["push"]): r for r in rows}
+    full = by[(pushdown.FULL_SCAN, True)]
+    assert full["bytes"] == full["holding_bytes"] == result["log"]["bytes"] > 0
+    assert full["rows"] == result["log"]["records"]
+    assert by[(pushdown.NOTHING, True)]["rows"] == by[(pushdown.NOTHING, True)]["bytes"] == 0
+    windows = [r for r in rows if r["where"] and r["window"] != pushdown.NOTHING]
+    assert len(windows) == 9  # three hours and the offsets, on and off; endingTimestamp, on
+    hour = result["shape"]["per_hour"] * result["shape"]["partitions"]
+    for r in windows:
+        assert r["rows"] == hour  # the hour's records, by timestamp or by offset
+        assert 0 < r["holding_bytes"] < full["bytes"]
+        assert 0 < r["bytes"] <= full["bytes"]
+        if not r["push"]:
+            assert r["bytes"] == full["bytes"]  # without pushdown everything is read
+    last = [r for r in windows if r["push"] and r["window"].startswith("last hour")]
+    offsets = [r for r in windows if r["push"] and r["window"].startswith("the middle hour's")]
+    assert last[0]["bytes"] <= 2 * last[0]["holding_bytes"]
+    assert offsets[0]["bytes"] <= offsets[0]["holding_bytes"]
+
+    text = pushdown.render(result, "a test machine")
+    assert text.startswith(pushdown.HEADING + "\n")
+    assert text.count("\n| ") == len(rows) + 1  # header and one line a row
+    assert "Target (at most 2× the bytes of the segments holding the hour)" in text
+    assert "Time in proportion" in text and "Machine: a test machine." in text
+    assert "not measured: skipped" in pushdown.render("skipped", "m")
+
+
 def test_small_batches_section(tmp_path):
     small = _bench_module("small.py")
     result = small.run(
