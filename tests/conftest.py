@@ -324,6 +324,7 @@ def confluent_log_dir(tmp_path_factory):
             key = {"keytype": "SCHEMA", "subject": subject, "version": version, "magic": 1}
             store.append((key, value))
     store.sort(key=lambda kv: kv[1]["id"])
+
     def jackson(obj):
         return None if obj is None else json.dumps(obj, separators=(",", ":")).encode()
 

@@ -37,7 +37,7 @@ from typing import Any
 import fastavro
 from google.protobuf import json_format
 
-from .registry_model import Catalog, RegisteredSchema, SchemaSource
+from .registry_model import Catalog, CatalogSource, RegisteredSchema, SchemaSource
 from .wire import PayloadDecodeError, frame, resolve_references, schema_label
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-class MemorySchemaSource(SchemaSource):
+class MemorySchemaSource(CatalogSource):
     """Schemas given in memory, looked up with the store's rules (``registry_model.Catalog``:
     a soft-deleted version still resolves by id). ``spec`` is ``"memory"``: there is nothing
     to open again, so a pickled one carries its schemas."""
@@ -72,18 +72,6 @@ class MemorySchemaSource(SchemaSource):
     def __reduce__(self) -> tuple[type[MemorySchemaSource], tuple[tuple[RegisteredSchema, ...]]]:
         held = tuple(s for subject in self.subjects() for s in self.versions(subject))
         return (type(self), (held,))
-
-    def by_id(self, schema_id: int, *, context: str | None = None) -> RegisteredSchema | None:
-        return self.catalog.by_id(schema_id, context)
-
-    def by_subject(self, subject: str, version: int | None = None) -> RegisteredSchema | None:
-        return self.catalog.by_subject(subject, version)
-
-    def versions(self, subject: str) -> list[RegisteredSchema]:
-        return self.catalog.versions(subject)
-
-    def subjects(self) -> list[str]:
-        return self.catalog.subjects()
 
 
 def _references(

@@ -41,6 +41,7 @@ from .registry_http import DEFAULT_TIMEOUT, HttpSchemaSource
 from .registry_model import (
     HINT,
     Catalog,
+    CatalogSource,
     RegisteredSchema,
     SchemaReference,
     SchemaRegistryError,
@@ -100,7 +101,7 @@ def _from_log_dir(log_dir: str | os.PathLike[str] | None) -> SchemaSource:
     return StoreSchemaSource(str(found))
 
 
-class ExportSchemaSource(SchemaSource):
+class ExportSchemaSource(CatalogSource):
     """Schemas from a JSON export of a registry (``GET /schemas?deleted=true``).
 
     Entries are taken in file order (a later one for the same subject version wins), with the
@@ -140,18 +141,6 @@ class ExportSchemaSource(SchemaSource):
     @property
     def problems(self) -> list[str]:
         return list(self._problems)
-
-    def by_id(self, schema_id: int, *, context: str | None = None) -> RegisteredSchema | None:
-        return self.catalog.by_id(schema_id, context)
-
-    def by_subject(self, subject: str, version: int | None = None) -> RegisteredSchema | None:
-        return self.catalog.by_subject(subject, version)
-
-    def versions(self, subject: str) -> list[RegisteredSchema]:
-        return self.catalog.versions(subject)
-
-    def subjects(self) -> list[str]:
-        return self.catalog.subjects()
 
 
 def _entries(spec: str) -> list[Any]:

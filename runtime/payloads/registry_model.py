@@ -136,6 +136,28 @@ class SchemaSource(abc.ABC):
         return f"<{type(self).__name__} {self.description}>"
 
 
+class CatalogSource(SchemaSource):
+    """A source whose schemas are all held in a :class:`Catalog` (a replayed ``_schemas``,
+    an export file, schemas given in memory): the look-ups are the catalog's."""
+
+    catalog: Catalog
+
+    def by_id(self, schema_id: int, *, context: str | None = None) -> RegisteredSchema | None:
+        return self.catalog.by_id(schema_id, context)
+
+    def by_subject(self, subject: str, version: int | None = None) -> RegisteredSchema | None:
+        return self.catalog.by_subject(subject, version)
+
+    def versions(self, subject: str) -> list[RegisteredSchema]:
+        return self.catalog.versions(subject)
+
+    def subjects(self) -> list[str]:
+        return self.catalog.subjects()
+
+    def explain_missing(self, schema_id: int, *, context: str | None = None) -> str:
+        return self.catalog.explain_missing(schema_id, context, self.description)
+
+
 def context_of(subject: str | None) -> str:
     """The context of a (possibly qualified) subject: ``QualifiedSubject``'s parse, without
     tenants. ``:.ctx:name`` is in ``.ctx``; ``:.ctx`` (no second colon) is the context itself."""

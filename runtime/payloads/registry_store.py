@@ -40,9 +40,8 @@ from ..read.sources import partition_dirs
 from .registry_model import (
     HINT,
     Catalog,
-    RegisteredSchema,
+    CatalogSource,
     SchemaRegistryError,
-    SchemaSource,
     schema_from_json,
 )
 
@@ -192,7 +191,7 @@ def is_segment_file(path: str | os.PathLike[str]) -> bool:
     return _is_segment(Path(path))
 
 
-class StoreSchemaSource(SchemaSource):
+class StoreSchemaSource(CatalogSource):
     """Schemas replayed from a ``_schemas`` partition directory (or one of its segments).
 
     ``spec`` may be a log dir holding ``_schemas-N``, the partition directory itself (under
@@ -223,21 +222,6 @@ class StoreSchemaSource(SchemaSource):
     @property
     def problems(self) -> list[str]:
         return list(self._problems)
-
-    def by_id(self, schema_id: int, *, context: str | None = None) -> RegisteredSchema | None:
-        return self.catalog.by_id(schema_id, context)
-
-    def by_subject(self, subject: str, version: int | None = None) -> RegisteredSchema | None:
-        return self.catalog.by_subject(subject, version)
-
-    def versions(self, subject: str) -> list[RegisteredSchema]:
-        return self.catalog.versions(subject)
-
-    def subjects(self) -> list[str]:
-        return self.catalog.subjects()
-
-    def explain_missing(self, schema_id: int, *, context: str | None = None) -> str:
-        return self.catalog.explain_missing(schema_id, context, self.description)
 
 
 def _resolve(spec: str) -> Path:

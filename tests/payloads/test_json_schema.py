@@ -27,7 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_format.runtime.payloads.decoders import payload_decoder
-from kafka_format.runtime.payloads.registry import RegisteredSchema, SchemaReference, SchemaSource
+from kafka_format.runtime.payloads.encode import MemorySchemaSource
+from kafka_format.runtime.payloads.registry import RegisteredSchema, SchemaReference
 from kafka_format.runtime.payloads.wire import frame
 
 CTX = SerializationContext("orders", MessageField.VALUE)
@@ -35,30 +36,12 @@ DRAFT7 = "http://json-schema.org/draft-07/schema#"
 _clients = iter(range(1_000_000))
 
 
-class DictSource(SchemaSource):
-    """Schemas held in a dict: the contract's lookups, nothing else."""
+class DictSource(MemorySchemaSource):
+    """The runtime's in-memory source, named in errors as the tests expect."""
 
     def __init__(self, schemas: list[RegisteredSchema], description: str = "the test registry"):
-        self.spec = "memory"
+        super().__init__(schemas)
         self.description = description
-        self.schemas = {(s.subject, s.version): s for s in schemas}
-
-    def by_id(self, schema_id: int, *, context: str | None = None) -> RegisteredSchema | None:
-        return next((s for s in self.schemas.values() if s.id == schema_id), None)
-
-    def by_subject(self, subject: str, version: int | None = None) -> RegisteredSchema | None:
-        if version is None:
-            found = self.versions(subject)
-            return found[-1] if found else None
-        return self.schemas.get((subject, version))
-
-    def versions(self, subject: str) -> list[RegisteredSchema]:
-        return sorted(
-            (s for s in self.schemas.values() if s.subject == subject), key=lambda s: s.version
-        )
-
-    def subjects(self) -> list[str]:
-        return sorted({subject for subject, _ in self.schemas})
 
 
 def export(client: Any) -> DictSource:

@@ -134,9 +134,9 @@ def test_failfast_names_file_offset_and_schema_id(spark, kafka, logs):
 def test_rows_a_pushed_where_clause_drops_are_not_decoded(spark, kafka, logs):
     """FAILFAST fails only on rows the query keeps, when the read answers the WHERE clause
     (offsets before 5 hold both undecodable values)."""
-    df = read(
-        spark, logs.log_dir / "orders-0", valueFormat="avro", pushFilters="true"
-    ).where("offset >= 5")
+    df = read(spark, logs.log_dir / "orders-0", valueFormat="avro", pushFilters="true").where(
+        "offset >= 5"
+    )
     assert [r["value"] for r in by_offset(df)] == [None, as_v2(logs.expected["orders"][6])]
 
 
