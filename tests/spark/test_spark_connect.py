@@ -10,6 +10,7 @@ in-process for the metrics.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -247,3 +248,31 @@ def test_remote_session_connects(connect_url, remote):
 
     # The same server through the helper: getOrCreate gives the running session back.
     assert remote_session(connect_url).range(3).count() == 3
+
+
+def test_payloads_under_connect(remote, registration, confluent_log_dir):
+    """valueFormat over Spark Connect: the struct typed on the server's driver, the values
+    those Confluent's deserializer reads (v1 records with v2's defaults), and the SQL
+    function, as in a local session (tests/spark/test_spark_payloads.py)."""
+    logs = confluent_log_dir
+    df = (
+        remote.read.format("kafka_log")
+        .option("valueFormat", "avro")
+        .option("mode", "PERMISSIVE")
+        .load(str(logs.log_dir / "orders-0"))
+    )
+    rows = sorted((r.asDict(recursive=True) for r in df.collect()), key=lambda r: r["offset"])
+    defaults = {"note": None, "state": "NEW"}  # ORDERS_V2's, for the v1 records
+    for row, expected in zip(rows, logs.expected["orders"], strict=True):
+        if expected is not None:
+            assert row["value"] == {**defaults, **expected}
+            assert row["_payload_error"] is None
+    assert rows[2]["value"] is None and "magic byte" in rows[2]["_payload_error"]
+    assert "99" in rows[4]["_payload_error"]
+    clicks = remote.read.format("kafka_log").load(str(logs.log_dir / "clicks-0"))
+    clicks.createOrReplaceTempView("clicks_bytes")
+    got = remote.sql(
+        f"SELECT kafka_payload_json(value, 'json-schema', '{logs.log_dir}') AS v "
+        "FROM clicks_bytes ORDER BY offset"
+    ).collect()
+    assert [json.loads(r.v) for r in got] == logs.expected["clicks"]
