@@ -50,7 +50,7 @@ from pyspark.sql.types import (
 )
 
 from ..runtime.errors import KafkaFormatError
-from ..runtime.payloads.columns import ERROR_COLUMN, PayloadColumns, payload_arrow_type
+from ..runtime.payloads.columns import ERROR_COLUMN, PayloadColumns, one_type, payload_arrow_type
 from ..runtime.payloads.registry import (
     ExportSchemaSource,
     SchemaRegistryError,
@@ -58,7 +58,7 @@ from ..runtime.payloads.registry import (
     StoreSchemaSource,
     open_schema_source,
 )
-from ..runtime.payloads.registry_store import find_schemas_partition
+from ..runtime.payloads.registry_store import find_schemas_near
 from ._discovery import find, storage_of
 from ._fs import has_glob, locate
 from ._options import KafkaLogOptions, OptionError, PayloadOptions
@@ -141,11 +141,9 @@ def registry_spec(options: KafkaLogOptions) -> str:
         if has_glob(part):
             break
         literal.append(part)
-    base = Path(*literal)
-    for candidate in (base, *list(base.parents)[:2]):
-        found = find_schemas_partition(candidate) if candidate.is_dir() else None
-        if found is not None:
-            return str(found)
+    found = find_schemas_near(Path(*literal))
+    if found is not None:
+        return str(found)
     raise OptionError(
         f"no _schemas partition in or above {options.path}: give option schemaRegistry (a log "
         "dir, a _schemas-N directory, a schema export file or a registry URL)"
@@ -215,19 +213,17 @@ def _latest_type(
             )
         except KafkaFormatError as exc:
             raise OptionError(f"option {side}Format: {exc}") from None
-    if not found:
+    remedy = f"read one topic (option subscribe), give option {side}Subject, or payloadOutput json"
+    try:
+        agreed = one_type(side, found, remedy)
+    except SchemaRegistryError as exc:
+        raise OptionError(str(exc)) from None
+    if agreed is None:
         raise OptionError(
             f"no subject {', '.join(subjects)} has a live version in {source.description}: "
             f"give option {side}Subject, or read {side} as text with payloadOutput json"
         )
-    types = set(found.values())
-    if len(types) > 1:
-        listed = "; ".join(f"{s}: {t}" for s, t in sorted(found.items()))
-        raise OptionError(
-            f"the {side} column would hold several types, one per subject ({listed}): read one "
-            f"topic (option subscribe), give option {side}Subject, or payloadOutput json"
-        )
-    return types.pop(), tuple(sorted(found))
+    return agreed, tuple(sorted(found))
 
 
 @dataclass(frozen=True, slots=True)

@@ -337,10 +337,10 @@ class KafkaLogDataSource(DataSource):
         push = type(self).push_filters if options.push_filters is None else options.push_filters
         if options.push_filters and not type(self).push_filters:
             LOG.warning(
-                "kafka_log: pushFilters=true on a Spark that keeps a pushed-down read for the "
-                "DataFrame's later queries (Spark 4.3's PythonDataSourceV2.setReadInfo): a "
-                "query of this DataFrame without a WHERE clause would read only the last "
-                "WHERE clause's rows. Load a new DataFrame for each filtered query."
+                "kafka_log: pushFilters=true where Spark was not found to keep a pushed-down "
+                "read to its own query: on Spark 4.3 (PythonDataSourceV2.setReadInfo) a query "
+                "of this DataFrame without a WHERE clause would read only the last WHERE "
+                "clause's rows. Load a new DataFrame for each filtered query."
             )
         output, payloads = outputs_for(schema, options)
         return (KafkaLogPushdownReader if push else KafkaLogReader)(
@@ -408,15 +408,8 @@ class KafkaLogPushdownReader(KafkaLogReader):
     ``spark.sql.python.filterPushdown.enabled`` is false (``DATA_SOURCE_PUSHDOWN_DISABLED``,
     pyspark/sql/worker/plan_data_source_read.py), hence a class of its own."""
 
-    def __init__(
-        self,
-        options: KafkaLogOptions,
-        output: Output,
-        counters: Counters,
-        payloads: PayloadPlan | None = None,
-    ) -> None:
-        super().__init__(options, output, counters, payloads)
-        self.pushdown: Pushdown | None = None
+    #: The WHERE clause's bounds, once :meth:`pushFilters` has taken them.
+    pushdown: Pushdown | None = None
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
         if self.output.corrupt_column is not None or self.options.mode == "SALVAGE":

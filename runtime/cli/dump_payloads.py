@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from ..errors import KafkaFormatError
-from ..files.names import parse_partition_dir_name
 from ..payloads.decoders import KINDS, Decoded, payload_decoder
 from ..payloads.registry import SchemaRegistryError, SchemaSource, open_schema_source
-from ..payloads.registry_store import find_schemas_partition
+from ..payloads.registry_model import HINT
+from ..payloads.registry_store import find_schemas_near
 from .args import UsageError
 from .text import DECODERS, Decoder
 
@@ -38,8 +35,8 @@ __all__ = [
     "PayloadText",
     "add_schema_registry_argument",
     "decoders_for",
-    "log_dir_of",
     "payload_fields",
+    "schema_source",
 ]
 
 #: The decoder names that take a schema source.
@@ -106,10 +103,7 @@ def decoders_for(
         )
     texts: dict[str, Decoder] = {}
     if wanted:
-        try:
-            source = open_schema_source(spec, log_dir=None if spec else log_dir_of(paths))
-        except SchemaRegistryError as exc:
-            raise UsageError(str(exc)) from None
+        source = schema_source(spec, paths)
         if not quiet:
             print(f"schemas: {source.description}", file=sys.stderr)
         texts = {kind: PayloadText(kind, source) for kind in wanted}
@@ -119,26 +113,18 @@ def decoders_for(
     )
 
 
-def log_dir_of(paths: list[str]) -> str | None:
-    """The log dir being read that holds the registry's store: a path itself, or the
-    directory above a partition directory or a segment's; else the first path's log dir,
-    for the error to name."""
-    named = [Path(raw) for raw in paths if raw != "-"]
-    for path in named:
-        for candidate in (path, path.parent, path.parent.parent):
-            if candidate.is_dir() and find_schemas_partition(candidate) is not None:
-                return os.fspath(candidate)
-    if not named:
-        return None
-    first = named[0]
-    if first.is_file():
-        return os.fspath(first.parent.parent)
-    return os.fspath(first.parent if _is_partition_dir(first) else first)
-
-
-def _is_partition_dir(path: Path) -> bool:
+def schema_source(spec: str | None, paths: list[str]) -> SchemaSource:
+    """The source ``--schema-registry`` names, else the ``_schemas`` partition in or above the
+    first of ``paths`` that has one (``registry_store.find_schemas_near``, Spark's default
+    too); one usage error when there is none or it cannot be opened."""
+    if not spec:
+        named = [p for p in paths if p != "-"]
+        found = next((f for p in named if (f := find_schemas_near(p)) is not None), None)
+        if found is None:
+            where = named[0] if named else "standard input"
+            raise UsageError(f"no _schemas partition in or above {where}: {HINT}")
+        spec = str(found)
     try:
-        parse_partition_dir_name(path.name)
-    except KafkaFormatError:
-        return False
-    return True
+        return open_schema_source(spec)
+    except SchemaRegistryError as exc:
+        raise UsageError(str(exc)) from None

@@ -13,9 +13,7 @@ from typing import Any
 from rich.table import Table
 
 from ..analysis.schema_history import PartSchemas, schema_history
-from ..payloads.registry import SchemaRegistryError, open_schema_source
-from .args import UsageError
-from .dump_payloads import add_schema_registry_argument, log_dir_of
+from .dump_payloads import add_schema_registry_argument, schema_source
 from .text import iso_ms
 
 __all__ = ["add_schema_arguments", "schema_parts", "schemas_json", "schemas_table"]
@@ -35,11 +33,7 @@ def schema_parts(args: argparse.Namespace) -> list[PartSchemas] | None:
     """The schema history ``--schemas`` (or ``--schema-registry``) asks for, else None."""
     if not args.schemas and args.schema_registry is None:
         return None
-    spec = args.schema_registry
-    try:
-        source = open_schema_source(spec, log_dir=None if spec else log_dir_of(args.paths))
-    except SchemaRegistryError as exc:
-        raise UsageError(str(exc)) from None
+    source = schema_source(args.schema_registry, args.paths)
     return schema_history(
         args.paths, source, errors="strict" if args.strict else "skip", threads=args.threads
     )

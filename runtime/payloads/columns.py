@@ -86,7 +86,14 @@ from .wire import (
 )
 from .wire import schema_label as label
 
-__all__ = ["MODES", "OUTPUTS", "PayloadColumns", "decode_payloads", "payload_arrow_type"]
+__all__ = [
+    "MODES",
+    "OUTPUTS",
+    "PayloadColumns",
+    "decode_payloads",
+    "one_type",
+    "payload_arrow_type",
+]
 
 MODES = ("PERMISSIVE", "FAILFAST")
 OUTPUTS = ("struct", "json")
@@ -298,6 +305,20 @@ def _protobuf_message(decoders: _Decoders, latest: RegisteredSchema, message: st
         return first.file.pool.FindMessageTypeByName(message)
     except KeyError:
         raise PayloadDecodeError(f"{label(latest)} has no message {message}") from None
+
+
+def one_type(side: str, typed: dict[str, pa.DataType], remedy: str) -> pa.DataType | None:
+    """The one type a decoded column has, given the type each of its subjects' latest schema
+    gives (``typed``; None when none has one): a column holds one type, so subjects that
+    disagree are a :class:`SchemaRegistryError` naming each, then ``remedy``. The rule for
+    ``decode_payloads`` and for Spark's driver alike."""
+    kinds = set(typed.values())
+    if len(kinds) > 1:
+        listed = "; ".join(f"{s}: {t}" for s, t in sorted(typed.items()))
+        raise SchemaRegistryError(
+            f"the {side} column would hold several types, one per subject ({listed}): {remedy}"
+        )
+    return kinds.pop() if kinds else None
 
 
 def payload_arrow_type(
@@ -530,14 +551,9 @@ class PayloadColumns:
             target = self._target(found, subject)
             if not isinstance(target, str):
                 typed[subject] = target.arrow_type
-        kinds = set(typed.values())
-        if len(kinds) > 1:
-            listed = "; ".join(f"{s}: {t}" for s, t in sorted(typed.items()))
-            raise SchemaRegistryError(
-                f"the {side} column would hold several types, one per subject ({listed}): "
-                f"decode one topic at a time, give {side}_subject, or output='json'"
-            )
-        return kinds.pop() if kinds else pa.null()
+        remedy = f"decode one topic at a time, give {side}_subject, or output='json'"
+        agreed = one_type(side, typed, remedy)
+        return pa.null() if agreed is None else agreed
 
     # -- decoding ----------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ from .registry_model import (
 __all__ = [
     "SCHEMAS_TOPIC",
     "StoreSchemaSource",
+    "find_schemas_near",
     "find_schemas_partition",
     "is_segment_file",
     "replay",
@@ -163,6 +164,18 @@ def find_schemas_partition(log_dir: str | os.PathLike[str]) -> Path | None:
         if _partition_topic(p.name) == SCHEMAS_TOPIC  # not _schemas2-0
     ]
     return found[0] if found else None
+
+
+def find_schemas_near(path: str | os.PathLike[str]) -> Path | None:
+    """The ``_schemas`` partition of the log dir ``path`` lies in: ``path`` itself a log dir,
+    or one or two levels above it (a partition directory, a segment file). Every consumer's
+    default schema source (``dump``, ``stats``, Spark's ``schemaRegistry``)."""
+    base = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    for candidate in (base, *list(base.parents)[:2]):
+        found = find_schemas_partition(candidate)
+        if found is not None:
+            return found
+    return None
 
 
 def _partition_topic(name: str) -> str | None:
