@@ -50,6 +50,7 @@ OPTION_NAMES = (
     "maxDecompressedBytes",
     "maxBytesPerPartition",
     "pushFilters",
+    "maxTimestampLatenessMs",
     # Spark's Kafka source's own names (KafkaSourceProvider), with its semantics:
     "failOnDataLoss",
     "subscribe",
@@ -188,6 +189,10 @@ class KafkaLogOptions:
     ignored: tuple[str, ...] = ()
     #: Answer WHERE clauses in the read (KafkaLogPushdownReader); None: as registered.
     push_filters: bool | None = None
+    #: The user's word that no record's timestamp is more than this many ms below that of a
+    #: record before it in its partition: lets an upper bound on ``timestamp`` prune
+    #: (``_pushdown``); None: no such word, an upper bound prunes nothing.
+    timestamp_lateness_ms: int | None = None
     #: keyFormat, valueFormat and the rest: payloads decoded from Confluent's wire format.
     payloads: PayloadOptions = field(default_factory=PayloadOptions)
 
@@ -258,6 +263,7 @@ def parse_options(raw: Mapping[str, str]) -> KafkaLogOptions:
         max_records_per_partition=_positive(given, "maxRecordsPerPartition"),
         ignored=tuple(sorted(ignored, key=str.lower)),
         push_filters=_bool(given, "pushFilters", False) if "pushFilters" in given else None,
+        timestamp_lateness_ms=_count(given, "maxTimestampLatenessMs"),
         payloads=payload_options(given),
     )
 
@@ -514,6 +520,16 @@ def _assignment(text: str) -> list[TopicPartition]:
             raise wrong
         found.extend((str(topic), p) for p in partitions)
     return found
+
+
+def _count(given: Mapping[str, str], name: str) -> int | None:
+    """A whole number >= 0 (ms), or None when not given."""
+    if name not in given:
+        return None
+    text = given[name].strip()
+    if not _is_int(text) or not 0 <= int(text) < 1 << 62:
+        raise OptionError(f"option {name} must be a whole number of milliseconds, not {text!r}")
+    return int(text)
 
 
 def _positive(given: Mapping[str, str], name: str) -> int | None:

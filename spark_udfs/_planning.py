@@ -251,6 +251,18 @@ class Planner:
             start = push.start_offset if start is None else max(start, push.start_offset)
         if push.end_offset is not None:
             end = push.end_offset if end is None else min(end, push.end_offset)
+        lateness = self.options.timestamp_lateness_ms
+        if push.end_timestamp is not None and lateness is not None:
+            # On the user's word (maxTimestampLatenessMs, _pushdown): every record after the
+            # first whose timestamp is >= beyond + lateness is at least beyond.
+            try:
+                found = self._first_at_or_after(
+                    pf.log, min(push.end_timestamp + lateness, INT64_MAX), start
+                )
+            except (KafkaFormatError, OSError):
+                found = None  # damage on the way: not pruned; the task that meets it reports
+            if found is not None:
+                end = found if end is None else min(end, found)
         if push.start_timestamp is None or (start is not None and end is not None and start >= end):
             return start, end
         try:

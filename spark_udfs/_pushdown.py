@@ -12,8 +12,9 @@ evaluates again only those handed back. :func:`translate` splits them:
   evaluated exactly on every row a task reads (:meth:`Pushdown.keep`), with SQL's
   three-valued logic (a row is kept only where the filter is true, never where it is null).
   Some of them also bound what is read (:attr:`Pushdown.start_offset`, :attr:`end_offset`,
-  :attr:`start_timestamp`): the planner turns those into byte windows through ``.index`` and
-  ``.timeindex``, as for the ``startingOffsets`` / ``startingTimestamp`` options.
+  :attr:`start_timestamp`, and :attr:`end_timestamp` on the user's word, below): the planner
+  turns those into byte windows through ``.index`` and ``.timeindex``, as for the
+  ``startingOffsets`` / ``startingTimestamp`` options.
 
 Everything else (``key``, ``value``, ``headers``, a value of an unexpected type, a nested
 column) is handed back to Spark, unevaluated here. So what is consumed is answered exactly,
@@ -31,7 +32,16 @@ The pruning per column, and why it is safe:
   largest timestamp, from its last ``.timeindex`` entry or its batch headers' maxTimestamp,
   then batch headers). An upper bound (``<``, ``<=``) prunes nothing: a v2 header gives no
   lower bound on its records' timestamps (the base timestamp is the first record's, not
-  the least), and a later record can be older.
+  the least), and a later record can be older. Unless the user bounds how much older: with
+  the option ``maxTimestampLatenessMs`` = L (the user's word that no record's timestamp is
+  more than L ms below that of any record before it in its partition; a topic whose brokers
+  ran with ``message.timestamp.before.max.ms`` = B and ``message.timestamp.after.max.ms``
+  = A has L = A + B, since each record lies within those of its append time, and append
+  times do not run backwards), an upper bound U (rows need ``timestamp < U``) ends a
+  partition's read before the first record whose timestamp is >= U + L, found as the lower
+  bound is: every record after that one is at least U. The tasks check the word on what they
+  read (:class:`LatenessCheck`) and fail the read, under every mode, where it does not
+  hold; what they do not read cannot be checked.
 * ``timestampType``: no pruning (every batch may hold any), rows only.
 
 What the timestamp pruning trusts is what the broker's ListOffsets trusts: a segment's
@@ -58,6 +68,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import (
@@ -76,6 +87,8 @@ from pyspark.sql.datasource import (
     StringEndsWith,
     StringStartsWith,
 )
+
+from ..runtime.errors import KafkaFormatError
 
 Op = Literal["=", "<=>", "<", "<=", ">", ">=", "in", "null", "notnull", "prefix", "suffix", "infix"]
 
@@ -203,8 +216,10 @@ class Pushdown:
     start_offset: int | None = None
     #: ... and < this.
     end_offset: int | None = None
-    #: Every row that can match has a timestamp >= this, in epoch ms (None: no bound).
+    #: Every row that can match has a timestamp >= this, in epoch ms (None: no bound) ...
     start_timestamp: int | None = None
+    #: ... and < this (prunes only with ``maxTimestampLatenessMs``).
+    end_timestamp: int | None = None
 
     def accepts(self, topic: str | None, partition: int | None) -> bool:
         """Whether the rows of partition directory ``topic-partition`` can match (exactly:
@@ -247,10 +262,8 @@ def translate(filters: Sequence[Filter]) -> tuple[Pushdown | None, list[Filter]]
     if not partition and not rows:
         return None, returned
     start, end = _offset_bounds(rows)
-    return (
-        Pushdown(tuple(partition), tuple(rows), start, end, _timestamp_bound(rows)),
-        returned,
-    )
+    least, beyond = _timestamp_bounds(rows)
+    return Pushdown(tuple(partition), tuple(rows), start, end, least, beyond), returned
 
 
 def condition_of(f: Filter) -> Condition | None:
@@ -326,19 +339,23 @@ def _offset_bounds(rows: Sequence[Condition]) -> tuple[int | None, int | None]:
     return start, end
 
 
-def _timestamp_bound(rows: Sequence[Condition]) -> int | None:
-    """The least millisecond timestamp a row must have to pass the conditions on
-    ``timestamp`` (None: no such bound, or one at or below 0, which prunes nothing)."""
-    bound: int | None = None
+def _timestamp_bounds(rows: Sequence[Condition]) -> tuple[int | None, int | None]:
+    """``[least, beyond)``: millisecond timestamps a row must lie in to pass the conditions
+    on ``timestamp`` (None: no such bound; a least one at or below 0 prunes nothing)."""
+    least: int | None = None
+    beyond: int | None = None
     for c in rows:
         if c.column != "timestamp" or c.negated:
             continue
-        lo = _range(c)[0]
+        lo, hi = _range(c)
+        # A record's microseconds are ms * 1000: the first ms with ms * 1000 >= a bound.
         if lo is not None:
-            # A record's microseconds are ms * 1000: the first ms with ms * 1000 >= lo.
             ms = -(-lo // 1000)
-            bound = ms if bound is None else max(bound, ms)
-    return bound if bound is not None and bound > 0 else None
+            least = ms if least is None else max(least, ms)
+        if hi is not None:
+            ms = -(-hi // 1000)
+            beyond = ms if beyond is None else min(beyond, ms)
+    return (least if least is not None and least > 0 else None), beyond
 
 
 def _range(c: Condition) -> tuple[int | None, int | None]:
@@ -360,6 +377,60 @@ def _range(c: Condition) -> tuple[int | None, int | None]:
     if c.op == "<=":
         return None, v + 1
     return None, None  # null, notnull: no range
+
+
+class LatenessCheck:
+    """Checks ``maxTimestampLatenessMs`` on the rows one task reads, in their order: a row
+    whose timestamp is more than the bound below the greatest before it (in the task's
+    window) fails the read, naming both records. The read's upper timestamp bound pruned on
+    that word, so where it is wrong rows may be missing: never a silent loss where it shows."""
+
+    __slots__ = ("_greatest", "_greatest_offset", "_lateness_us", "_name")
+
+    def __init__(self, lateness_ms: int, name: str) -> None:
+        self._lateness_us = lateness_ms * 1000
+        self._name = name
+        self._greatest: int | None = None
+        self._greatest_offset = -1
+
+    def rows(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.see(batch)
+            yield batch
+
+    def see(self, batch: pa.RecordBatch) -> None:
+        if not batch.num_rows:
+            return
+        column = batch.column("timestamp").cast(pa.int64())
+        valid = column.is_valid().to_numpy(zero_copy_only=False)
+        if not valid.any():
+            return
+        micros = pc.fill_null(column, _INT64_MIN).to_numpy()
+        offsets = batch.column("offset").to_numpy()
+        before = np.maximum.accumulate(micros)
+        if self._greatest is not None:
+            before = np.maximum(before, self._greatest)
+        # The greatest timestamp before each row (the row's own excluded).
+        prior = np.empty_like(before)
+        prior[0] = _INT64_MIN if self._greatest is None else self._greatest
+        prior[1:] = before[:-1]
+        late = valid & (prior != _INT64_MIN) & (prior - micros > self._lateness_us)
+        if late.any():
+            i = int(np.argmax(late))
+            earlier = self._greatest_offset
+            if i and micros[:i].max() == prior[i]:
+                earlier = int(offsets[int(np.argmax(micros[:i]))])
+            raise KafkaFormatError(
+                f"maxTimestampLatenessMs={self._lateness_us // 1000} does not hold: the record "
+                f"at offset {int(offsets[i])} has timestamp {int(micros[i]) // 1000}, "
+                f"{(int(prior[i]) - int(micros[i])) // 1000} ms below that of offset {earlier} "
+                f"({int(prior[i]) // 1000}); the read's upper timestamp bound pruned on that "
+                "word, so rows may be missing: raise the option or drop it",
+                file=self._name,
+            )
+        if self._greatest is None or before[-1] > self._greatest:
+            self._greatest = int(before[-1])
+            self._greatest_offset = int(offsets[int(np.argmax(micros))])
 
 
 #: The JVM class that plans a Python data source's scan with pushed filters.
@@ -387,4 +458,11 @@ def pushdown_is_scoped(spark: Any) -> bool:
         return False
 
 
-__all__ = ["Condition", "Pushdown", "condition_of", "pushdown_is_scoped", "translate"]
+__all__ = [
+    "Condition",
+    "LatenessCheck",
+    "Pushdown",
+    "condition_of",
+    "pushdown_is_scoped",
+    "translate",
+]

@@ -77,6 +77,16 @@ option                                  default               meaning
                                                               filterPushdown.enabled``, which
                                                               ``register`` sets); on where Spark
                                                               scopes a pushed read to its query
+``maxTimestampLatenessMs``              none                  your word that no record's timestamp
+                                                              is more than this many ms below that
+                                                              of a record before it in its partition
+                                                              (``message.timestamp.before.max.ms``
+                                                              plus ``...after.max.ms`` of the
+                                                              topic): a pushed ``timestamp <`` bound
+                                                              then ends each partition's read at the
+                                                              first record at or past bound + this;
+                                                              a task that reads a record breaking it
+                                                              fails the read, under every mode
 ``kafka.isolation.level``               (as isolationLevel)   Spark's Kafka-source name for
                                                               ``isolationLevel``
 ``failOnDataLoss``                      ``true``              a ``startingOffsets`` below a
@@ -243,7 +253,8 @@ choose the partitions planned. Offset bounds, and a least timestamp (``>``, ``>=
 ``IN``, ``BETWEEN``: the read starts at the first record at or after it, found as
 ListOffsets finds it), prune segments and byte windows as the options above do, but they fail
 nothing (no data loss, no ``startingOffsetsByTimestampStrategy``) and only ever narrow the
-options. An upper bound on ``timestamp`` prunes nothing, as a later record may be older.
+options. An upper bound on ``timestamp`` prunes nothing, as a later record may be older,
+unless ``maxTimestampLatenessMs`` bounds how much older (the table above).
 The tasks keep exactly the rows the filters keep, so the rows are those of the same query
 without pushdown (on a damaged log, damage outside what is read goes unseen, as with
 ``startingOffsets``); a schema with the corrupt-batch column, and ``SALVAGE``, push nothing.
@@ -286,7 +297,7 @@ from ..runtime.read.columnar_reference import arrow_schema
 from ._options import LOG, KafkaLogOptions, OptionError, parse_options
 from ._payloads import PayloadPlan, plan_payloads
 from ._planning import KafkaLogSplit, plan
-from ._pushdown import Pushdown, translate
+from ._pushdown import LatenessCheck, Pushdown, translate
 from ._reading import Counters, Output, read_split
 from .sink import KafkaLogWriter, writer_for
 from .streaming import KafkaLogStreamReader
@@ -426,7 +437,13 @@ class KafkaLogPushdownReader(KafkaLogReader):
         # Filtered before payloads are decoded: rows the WHERE clause drops are not decoded
         # (nor fail a FAILFAST read).
         rows = super().rows(partition)
-        return rows if self.pushdown is None else self.pushdown.filter(rows)
+        push = self.pushdown
+        if push is None:
+            return rows
+        lateness = self.options.timestamp_lateness_ms
+        if lateness is not None and push.end_timestamp is not None:
+            rows = LatenessCheck(lateness, partition.name).rows(rows)
+        return push.filter(rows)
 
 
 def output_for(schema: StructType, options: KafkaLogOptions) -> Output:

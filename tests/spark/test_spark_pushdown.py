@@ -38,6 +38,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StringType
 
+from kafka_format.runtime.errors import KafkaFormatError
 from kafka_format.runtime.format.codecs import Codec
 from kafka_format.runtime.read.columnar import read_table
 from kafka_format.runtime.write.writer import Message, PartitionWriter, Producer
@@ -294,6 +295,63 @@ def test_narrow_clauses_read_few_bytes(logs):
     assert in_process(logs, KafkaLogPushdownReader, [LessThan(("timestamp",), at(1))])[2] == full
 
 
+#: The most any record of the log dir lies below a record before it in its partition: orders'
+#: t - 5 min after t + 40 s in every third batch (the other topics' timestamps never fall).
+LATENESS = 340_000
+
+UPPER_SHAPES: list[list[Filter]] = [
+    [LessThan(("timestamp",), at(3))],
+    [LessThanOrEqual(("timestamp",), at(12, 1))],
+    [GreaterThanOrEqual(("timestamp",), at(20)), LessThan(("timestamp",), at(25))],
+    [EqualTo(("timestamp",), at(10, 2000))],
+    [In(("timestamp",), (at(10, 2000), at(14), at(1, 40_000)))],
+    [EqualTo(("topic",), "legacy"), LessThan(("timestamp",), at(60))],
+    [EqualTo(("topic",), "lat"), LessThan(("timestamp",), at(40))],
+    [StringStartsWith(("topic",), "txn"), LessThan(("timestamp",), at(9))],
+]
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+@pytest.mark.parametrize("shape", UPPER_SHAPES, ids=[str(i) for i in range(len(UPPER_SHAPES))])
+def test_an_upper_timestamp_bound_prunes_on_the_users_word(logs, shape, isolation):
+    """maxTimestampLatenessMs: the exact bound of the log loses no row and reads less."""
+    options = {"isolationLevel": isolation, "maxBytesPerPartition": "700"}
+    plain, _, unpruned = in_process(logs, KafkaLogPushdownReader, shape, **options)
+    pushed, _, read = in_process(
+        logs, KafkaLogPushdownReader, shape, maxTimestampLatenessMs=str(LATENESS), **options
+    )
+    assert pushed == plain == expected_in_process(logs, shape, **options)
+    assert read < unpruned
+
+
+def test_the_lateness_word_bounds_the_bytes_read(logs):
+    one = {"assign": '{"orders":[1]}', "maxTimestampLatenessMs": str(LATENESS)}
+    _, _, full = in_process(logs, KafkaLogReader, [], assign='{"orders":[1]}')
+    first = [LessThan(("timestamp",), at(3))]
+    middle = [GreaterThanOrEqual(("timestamp",), at(30)), LessThan(("timestamp",), at(33))]
+    assert in_process(logs, KafkaLogPushdownReader, first, **one)[2] * 4 < full
+    assert in_process(logs, KafkaLogPushdownReader, middle, **one)[2] * 4 < full
+
+
+def test_a_lateness_word_the_log_breaks_fails_the_read(logs):
+    """One ms short of the log's lateness: the task that reads the record below it fails,
+    naming it and the record it is late against, whatever the mode."""
+    shape = [LessThan(("timestamp",), at(3))]
+    for mode in ("FAILFAST", "DROPMALFORMED", "PERMISSIVE"):
+        with pytest.raises(KafkaFormatError) as caught:
+            in_process(
+                logs, KafkaLogPushdownReader, shape, subscribe="orders", mode=mode,
+                maxTimestampLatenessMs=str(LATENESS - 1),
+            )  # fmt: skip
+        message = str(caught.value)
+        assert "maxTimestampLatenessMs=339999 does not hold" in message
+        # orders-N's batch 0: offset 2 (t - 5 min) against offset 0 (t + 40 s)
+        assert re.search(r"offset 2 has timestamp \d+, 340000 ms below that of offset 0", message)
+        assert re.search(r"orders-\d/0+\.log", message)
+    with pytest.raises(ValueError, match="maxTimestampLatenessMs must be a whole number"):
+        parse_options({"path": str(logs), "maxTimestampLatenessMs": "-1"})
+
+
 def test_damage_reporting_schemas_push_nothing(logs):
     options = {"path": str(logs), "mode": "PERMISSIVE"}
     parsed = parse_options(options)
@@ -485,6 +543,14 @@ def test_narrow_where_reads_fewer_bytes(spark, kafka, logs):
     assert 0 < narrow * 8 < full
     assert 0 < late * 4 < full
     assert other == 0
+    # An upper bound prunes on the user's word only, and keeps the same rows.
+    early = "timestamp < '2024-05-01 00:03:00'"
+    word = {"maxTimestampLatenessMs": str(LATENESS), **one}
+    assert bytes_of(load(spark, logs, **one).where(early)) == full
+    assert 0 < bytes_of(load(spark, logs, **word).where(early)) * 4 < full
+    assert rows_of(load(spark, logs, **word).where(early)) == rows_of(
+        load(spark, logs, pushFilters="false", **one).where(early)
+    )
 
 
 def test_pushdown_follows_the_conf_and_the_option(spark, kafka, wide):
