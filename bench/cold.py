@@ -25,7 +25,7 @@ from pathlib import Path
 
 HEADING = "## Spark: a cold executor's first task"
 
-_CHILD = r"""
+CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from kafka_format.spark_udfs import local_session, register
@@ -75,7 +75,7 @@ _WARM = [sys.executable, "-m", "kafka_format.runtime.cli", "warm"]
 def _count(log_dir: Path, cache: Path) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYSPARK_PYTHON": sys.executable}
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(log_dir)],
+        [sys.executable, "-c", CHILD, str(log_dir)],
         capture_output=True,
         text=True,
         env=env,

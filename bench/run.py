@@ -11,6 +11,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --only views    # uncompressed v2: memcpy, copies, views
     .venv/bin/python bench/run.py --only memory   # the floor, a 2 GiB segment, bombs
     .venv/bin/python bench/run.py --only spark-cold   # a cold Spark executor's first task
+    .venv/bin/python bench/run.py --only install  # a fresh install's first command, executor
     .venv/bin/python bench/run.py --only compressed   # compressed, one thread, with a profile
     .venv/bin/python bench/run.py --only small    # small batches: per-batch cost by framing
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
@@ -40,6 +41,7 @@ sys.path.insert(0, str(HERE))
 import cold  # noqa: E402
 import compressed  # noqa: E402
 import inputs  # noqa: E402
+import install  # noqa: E402
 import memory  # noqa: E402
 import parquet  # noqa: E402
 import pushdown  # noqa: E402
@@ -508,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             "views",
             "memory",
             "spark-cold",
+            "install",
             "compressed",
             "small",
         ],
@@ -547,6 +550,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "spark-cold":
         log("a cold Spark executor")
         return _only(args, cold.HEADING, cold.render(cold.run(log, args.quick), machine))
+    if args.only == "install":
+        log("a fresh install")
+        return _only(args, install.HEADING, install.render(install.run(log, args.quick), machine))
     if args.only == "compressed":
         log("compressed, one thread")
         section = compressed.render(compressed.run(args.records, args.repeat, log), machine)
@@ -616,12 +622,16 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # as for the Spark comparison: the rest still stands
             log(f"pushdown: failed: {type(exc).__name__}: {exc}")
             pushdown_result = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-    cold_section = None
+    cold_section = install_section = None
     if not args.no_spark:
         try:
             cold_section = cold.render(cold.run(log, args.quick), machine)
         except Exception as exc:  # as for the Spark comparison: the rest still stands
             log(f"spark-cold: failed: {type(exc).__name__}: {exc}")
+        try:
+            install_section = install.render(install.run(log, args.quick), machine)
+        except Exception as exc:  # as for the Spark comparison: the rest still stands
+            log(f"install: failed: {type(exc).__name__}: {exc}")
     text = render(args, machine, rows, compile_result, spark_rows, peers_note, verified)
     text += "\n" + compressed_section
     text += "\n" + "\n".join(render_dump_jsonl(dump_jsonl)) + "\n"
@@ -629,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     text += "\n" + pushdown.render(pushdown_result, machine)
     text += "\n" + views_section
     text += "\n" + small_section
-    for extra in (memory_section, cold_section):
+    for extra in (memory_section, cold_section, install_section):
         if extra is not None:
             text += "\n" + extra
     print(text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import venv
@@ -18,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORMAT_NO_KERNEL_CACHE"}
     subprocess.run(
         [
             sys.executable,
@@ -31,6 +34,7 @@ def wheel(tmp_path_factory) -> Path:
         ],
         check=True,
         capture_output=True,
+        env=env,
     )
     (found,) = out.glob("kafka_format-*.whl")
     return found
@@ -49,12 +53,70 @@ def test_wheel_holds_one_namespace(wheel: Path) -> None:
     assert "kafka_format/runtime/analysis/inspect_page.html" in names
 
 
+def test_wheel_ships_every_kernel_compiled(wheel: Path) -> None:
+    """scripts/kernel_cache.py: each kernel's numba index and machine code are in the wheel,
+    beside the kernel's source, where numba's in-tree look-up finds them once installed."""
+    from kafka_format.runtime.kernels.compile_notice import kernels
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    cached = "kafka_format/runtime/kernels/__pycache__/"
+    for dispatcher in kernels():
+        index = Path(dispatcher._cache._cache_file._index_path).name
+        assert cached + index in names, f"{dispatcher.py_func.__qualname__}: no {index}"
+        stem = index.removesuffix(".nbi")
+        assert any(n.startswith(cached + stem) and n.endswith(".nbc") for n in names), stem
+    assert not any(n.endswith(".pyc") for n in names)
+
+
+#: Run in the fresh venv: every command on a generated log dir, in one process, listing the
+#: kernels numba compiles (none: the wheel's cache answers them all).
+_FIRST_COMMANDS = r"""
+import contextlib, io, json, sys
+from numba.core import event
+
+compiled = []
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        func = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
+        if func is not None and func.__module__.startswith("kafka_format"):
+            compiled.append(f"{func.__module__}.{func.__qualname__}")
+
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Listener())
+from kafka_format.runtime.cli.app import main
+
+root = sys.argv[1]
+commands = [
+    ["generate", f"{root}/logs"],
+    ["dump", "--jsonl", f"{root}/logs"],
+    ["dump", f"{root}/logs"],
+    ["verify", f"{root}/logs"],
+    ["stats", f"{root}/logs"],
+    ["find", "--offset", "5", f"{root}/logs/orders-0"],
+    ["producers", f"{root}/logs"],
+    ["recover", f"{root}/logs", f"{root}/recovered"],
+    ["compact", "--now", "0", f"{root}/recovered/orders-0"],
+]
+codes = {}
+for argv in commands:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        codes[argv[0] + " " + argv[1]] = main(argv)
+print(json.dumps({"codes": codes, "compiled": compiled}))
+"""
+
+
 def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    import numba
+
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    # numba loads a cache entry only under the numba that wrote it: the build's
     install = subprocess.run(
-        [str(py), "-m", "pip", "install", "--quiet", str(wheel)],
+        [str(py), "-m", "pip", "install", "--quiet", str(wheel), f"numba=={numba.__version__}"],
         capture_output=True,
         text=True,
     )
@@ -96,3 +158,16 @@ def test_wheel_runs_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert listed.stdout.strip() == "['pyspark_kafka_format']", listed.stderr
+    # A fresh install compiles nothing for any command (issue 24: no half-minute first call).
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    first = subprocess.run(
+        [str(py), "-c", _FIRST_COMMANDS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert first.returncode == 0, first.stderr[-2000:]
+    got = json.loads(first.stdout.strip().splitlines()[-1])
+    assert got["compiled"] == []
+    assert set(got["codes"].values()) == {0}, got["codes"]

@@ -1,8 +1,10 @@
 """``kafka-format warm``: compile every decoding kernel into numba's on-disk cache now.
 
-A fresh install compiles the kernels in its first command (13-31 s, announced by one line on
-stderr). Build images and cluster nodes run ``warm`` once instead, with ``NUMBA_CACHE_DIR``
-pointing where the cache should live if the package's own directory is read-only.
+The wheel ships the kernels compiled for the machine that built it
+(``scripts/kernel_cache.py``); installed on another CPU type or beside another numba, the first
+command compiles them (13-31 s, announced by one line on stderr). Build images and cluster
+nodes run ``warm`` once instead, with ``NUMBA_CACHE_DIR`` pointing where the cache should live
+if the package's own directory is read-only.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """One line on stderr when the decoding kernels compile for the first time on a machine.
 
 numba compiles a kernel at its first call and keeps the machine code in its on-disk cache
-(``cache=True``): next to the kernels' sources (``__pycache__``) or under
-``NUMBA_CACHE_DIR``. On a fresh install the first command spends 13-31 s there, which
-without a word looks like a hang. numba announces each compilation it cannot load from the
-cache (the ``numba:compile`` event, sent only on a cache miss); :func:`install` listens for
-it and, the first time one of our kernels compiles with no cache index of its own yet (a
-cold cache, not merely a new signature), prints :data:`NOTICE` once. ``kafka-format warm``
-compiles everything ahead, for images and clusters.
+(``cache=True``): next to the kernels' sources (``__pycache__``) or under ``NUMBA_CACHE_DIR``.
+A wheel built by this package's ``build_py`` ships that cache (``scripts/kernel_cache.py``),
+valid under the numba and on the CPU that built it; elsewhere the first command spends 13-31 s
+compiling, which without a word looks like a hang. numba announces each compilation it cannot
+load from the cache (the ``numba:compile`` event, sent only on a cache miss); :func:`install`
+listens for it and, the first time one of our kernels compiles with no cache index of its own
+yet (a cold cache, not merely a new signature), prints :data:`NOTICE` once. ``kafka-format
+warm`` compiles everything ahead, for images and clusters.
 """
 
 from __future__ import annotations
