@@ -220,11 +220,21 @@ _OTHERS = (
 _ADDED = ("note", "region", "source", "correlation_id", "updated_by", "tenant", "locale")
 
 
+#: Versions of one of the other applications' subjects before it moves to a new subject (a
+#: new major version of its schema, ``<topic>2-value``): each version adds a field, and a
+#: schema record that outgrew a segment would be refused by the broker (a batch larger than
+#: ``segment.bytes``: RecordBatchTooLargeException), as a big run's would at 32 KiB segments.
+_VERSIONS_A_SUBJECT = 24
+
+
 def _other(index: int) -> tuple[str, str, str, tuple[SchemaReference, ...]]:
     """The ``index``-th registration of the other applications: their subjects in turn, each
     version adding an optional field (Avro, a union with null, default null)."""
     subject, namespace, name, first = _OTHERS[index % len(_OTHERS)]
-    version = index // len(_OTHERS) + 1
+    generation, version = divmod(index // len(_OTHERS), _VERSIONS_A_SUBJECT)
+    version += 1
+    if generation:
+        subject = f"{subject.removesuffix('-value')}{generation + 1}-value"
     fields: list[dict[str, Any]] = [{"name": f, "type": "string"} for f in first]
     fields.append(
         {"name": "updated_at", "type": {"type": "long", "logicalType": "timestamp-millis"}}

@@ -423,3 +423,29 @@ def test_encode_frames_as_confluents_serializers_do():
     )
     restored = pickle.loads(pickle.dumps(source))
     assert restored.by_id(9) == proto and restored.description == source.description
+
+
+def test_a_big_run_registers_schemas_a_segment_holds():
+    """A run of 20,000 records a partition registers 2,500 of the other applications'
+    schemas; each version adds a field, so one subject's versions grew until a schema record
+    outgrew the default 32 KiB segment and the writer refused it, as a broker would
+    (``generate --records 20000`` failed). Subjects now move on to a new one after
+    ``_VERSIONS_A_SUBJECT`` versions: every record fits, ids and versions stay consecutive."""
+    from kafka_format.runtime.write.generate import DEFAULT_SEGMENT_BYTES
+    from kafka_format.runtime.write.generate_payloads import (
+        _VERSIONS_A_SUBJECT,
+        _registered,
+        schema_key,
+        schema_value,
+    )
+
+    schemas = _registered(20_000 // 8)
+    largest = max(len(schema_key(s)) + len(schema_value(s)) for s in schemas)
+    assert largest < DEFAULT_SEGMENT_BYTES // 4
+    assert [s.id for s in schemas] == list(range(1, len(schemas) + 1))
+    by_subject = collections.defaultdict(list)
+    for s in schemas:
+        by_subject[s.subject].append(s.version)
+    assert all(v == list(range(1, len(v) + 1)) for v in by_subject.values())
+    assert max(len(v) for v in by_subject.values()) <= _VERSIONS_A_SUBJECT
+    assert any(subject.endswith("2-value") for subject in by_subject)
