@@ -344,22 +344,40 @@ def _shares(by: dict) -> list[str]:
                 f"decoding): {cpu[ours] - cpu[floor]:+.2f} CPU s, {t[ours] - t[floor]:+.2f} s "
                 "of wall time (on the shared cores wall times move by more than the work)."
             )
-    over = []
+    over, narrow = [], []
     for query in ("count", "group-by"):
-        for ours, floor, label in (
-            (KAFKA_LOG, FLOOR, ""),
-            (KAFKA_LOG_NARROW, FLOOR_NARROW, ", schema `topic, partition`"),
+        for ours, floor, into in (
+            (KAFKA_LOG, FLOOR, over),
+            (KAFKA_LOG_NARROW, FLOOR_NARROW, narrow),
         ):
             if (ours, query) in by and (floor, query) in by:
                 mine, base = by[(ours, query)]["best"], by[(floor, query)]["best"]
-                over.append((f"{query}{label}", (mine - base) / mine))
+                into.append((query, (mine - base) / mine, mine))
     if over:
-        missed = [name for name, share in over if share > 0.10]
+        # The issue's queries: count and group-by as a user writes them, the source's schema.
+        missed = [name for name, share, _ in over if share > 0.10]
         out.append(
             "- Target (issue 27: `kafka_log`'s own cost over the floor at most 10% of its wall "
-            "time): "
-            + ", ".join(f"{name} {share:+.0%}" for name, share in over)
+            "time, for count and group-by): "
+            + ", ".join(f"{name} {share:+.0%}" for name, share, _ in over)
             + (f"; not met for {', '.join(missed)}." if missed else "; met.")
+        )
+    if narrow and (DECODE_NARROW, "decode") in by:
+        # With two columns the floor does next to nothing: what is left is the decode itself.
+        cpu = by[(DECODE_NARROW, "decode")]["cpu"]  # (JVM: none here, this process)
+        alone = sum(c for c in cpu if c is not None) / spark_bench.CORES
+        out.append(
+            "- With the schema `topic, partition` (not the issue's queries; the floor hands Spark "
+            "two constant columns): "
+            + ", ".join(f"{name} {share:+.0%}" for name, share, _ in narrow)
+            + f". The read's own decode of the same splits without Spark ({alone:.2f} s of "
+            f"wall on {spark_bench.CORES} cores: every batch walked, CRC-checked and "
+            "decoded) is "
+            + ", ".join(f"{alone / mine:.0%} of the {name}'s wall time" for name, _, mine in narrow)
+            + (
+                ": the tasks decode while the JVM turns the rows before into Spark's, so the "
+                "decode shows in the wall time only where it is the longer of the two."
+            )
         )
     floors = [(f, q) for f in (FLOOR, FLOOR_NARROW) for q in ("count", "group-by")]
     if all(key in by for key in [*floors, (KAFKA_LOG, "count"), (DECODE, "decode")]) and all(

@@ -159,11 +159,16 @@ def bench_cases(records: int, repeat: int, peer_repeat: int, log) -> list[tuple]
     return rows
 
 
+#: Partitions of the log dir ``verify`` is timed on against ``read_table(dir)``.
+VERIFY_PARTITIONS = 4
+
+
 def verify_case(size: int, repeat: int, log) -> dict:
     """``verify`` against ``read_table`` on the same generated v2 lz4 log of about ``size``
     bytes (1000 records a batch): verify reads every record on the fast path and checks it."""
     import kafka_format as kf
     from kafka_format.runtime.analysis.verify import verify_paths
+    from kafka_format.runtime.cpus import default_threads, using_threads
 
     per_record = len(inputs.record_set(2, 3, 1000).data) / 1000
     rs = inputs.record_set(2, 3, max(1000, int(size / per_record)))
@@ -176,10 +181,32 @@ def verify_case(size: int, repeat: int, log) -> dict:
             log(f"  verify found errors on the generated log: {report.errors[:3]}")
         rows, read_s = best_of(lambda: kf.read_table(str(path)).num_rows, repeat)
         _, verify_s = best_of(lambda: len(verify_paths([path]).errors), repeat)
-    result = {"bytes": len(rs.data), "records": rows, "read_s": read_s, "verify_s": verify_s}
+        # A log dir of partitions (issue 24, item 5): verify takes them at once.
+        root = Path(tmp) / "logs"
+        for p in range(VERIFY_PARTITIONS):
+            (root / f"orders-{p}").mkdir(parents=True)
+            os.link(path, root / f"orders-{p}" / path.name)
+        if not verify_paths([root]).ok:
+            log("  verify found errors on the generated log dir")
+        dir_rows, dir_read_s = best_of(lambda: kf.read_table(str(root)).num_rows, repeat)
+        _, dir_verify_s = best_of(lambda: len(verify_paths([root]).errors), repeat)
+        with using_threads(1):
+            _, dir_verify_one_s = best_of(lambda: len(verify_paths([root]).errors), repeat)
+    result = {
+        "bytes": len(rs.data),
+        "records": rows,
+        "read_s": read_s,
+        "verify_s": verify_s,
+        "dir_records": dir_rows,
+        "dir_read_s": dir_read_s,
+        "dir_verify_s": dir_verify_s,
+        "dir_verify_one_s": dir_verify_one_s,
+        "threads": default_threads(),
+    }
     log(
         f"  verify {verify_s:.3f} s, read_table {read_s:.3f} s on {len(rs.data) / 2**20:.0f} MiB "
-        f"({verify_s / read_s:.2f}×)"
+        f"({verify_s / read_s:.2f}×); a dir of {VERIFY_PARTITIONS}: verify {dir_verify_s:.3f} s, "
+        f"read_table {dir_read_s:.3f} s ({dir_verify_s / dir_read_s:.2f}×)"
     )
     return result
 
@@ -189,7 +216,11 @@ def render_verify(result: dict | None) -> list[str]:
         "`verify` against `read_table` on the same generated v2 lz4 log (1000 records a batch, "
         "one file): verify checks every CRC, every record's offset against its batch and the "
         "one before, gaps and timestamps, taking the records through the fast path. "
-        "Target: verify within 2× of read_table.",
+        "Target: verify within 2× of read_table. Then a log dir of "
+        f"{VERIFY_PARTITIONS} partitions, each that file (hard links): `verify` takes the "
+        "partitions at once (`runtime/analysis/verify.py`, its default threads), against "
+        "`read_table(dir)` (its default threads) and against `verify` on one thread (as "
+        "before); issue 24's target: verify within 1.3× of read_table(dir).",
         "",
     ]
     if result is None:
@@ -201,6 +232,12 @@ def render_verify(result: dict | None) -> list[str]:
         f"| {result['bytes'] / 2**20:.0f} MiB lz4 | {result['records']} | "
         f"{result['read_s']:.3f} | {result['verify_s']:.3f} | "
         f"{result['verify_s'] / result['read_s']:.2f}× |",
+        f"| a dir of {VERIFY_PARTITIONS} such partitions, {result['threads']} threads | "
+        f"{result['dir_records']} | {result['dir_read_s']:.3f} | {result['dir_verify_s']:.3f} | "
+        f"{result['dir_verify_s'] / result['dir_read_s']:.2f}× |",
+        f"| the same dir, verify on one thread | {result['dir_records']} | "
+        f"{result['dir_read_s']:.3f} | {result['dir_verify_one_s']:.3f} | "
+        f"{result['dir_verify_one_s'] / result['dir_read_s']:.2f}× |",
     ]
 
 

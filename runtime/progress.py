@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import TextIO
 
@@ -93,6 +94,7 @@ class Progress:
         self._started = time.monotonic()
         self._drawn_at = -REFRESH_SECONDS
         self._shown = False
+        self._lock = threading.Lock()
 
     @classmethod
     def start(
@@ -132,6 +134,17 @@ class Progress:
         """Work in the current file reached byte ``position``."""
         self._position = min(position, self._file_size) if self._file_size else position
         self.draw()
+
+    def share(self) -> SharedProgress:
+        """A view of this progress for one of several threads working on files at once."""
+        return SharedProgress(self)
+
+    def add(self, nbytes: int, *, files: int = 0) -> None:
+        """``nbytes`` more done and ``files`` more started, from any thread (:meth:`share`)."""
+        with self._lock:
+            self._finished_bytes += nbytes
+            self.files_started += files
+            self.draw()
 
     def draw(self, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -198,4 +211,40 @@ class _Erasing:
         return getattr(self._stream, name)
 
 
-__all__ = ["DEFAULT_MIN_BYTES", "MIN_BYTES_ENV", "Progress", "human_bytes", "min_bytes", "wanted"]
+class SharedProgress:
+    """One thread's files, told to a :class:`Progress` that several threads share: the same
+    :meth:`begin_file` / :meth:`at` a sequential caller makes, passed on as bytes done."""
+
+    __slots__ = ("_owner", "_position", "_size")
+
+    def __init__(self, owner: Progress) -> None:
+        self._owner = owner
+        self._size = 0
+        self._position = 0
+
+    def begin_file(self, size: int) -> None:
+        # the file before counts whole, as Progress.begin_file counts it
+        self._owner.add(self._size - self._position, files=1)
+        self._size = max(size, 0)
+        self._position = 0
+
+    def at(self, position: int) -> None:
+        position = min(position, self._size) if self._size else position
+        self._owner.add(position - self._position)
+        self._position = position
+
+    def finish(self) -> None:
+        """The thread's last file counts whole."""
+        self._owner.add(self._size - self._position)
+        self._size = self._position = 0
+
+
+__all__ = [
+    "DEFAULT_MIN_BYTES",
+    "MIN_BYTES_ENV",
+    "Progress",
+    "SharedProgress",
+    "human_bytes",
+    "min_bytes",
+    "wanted",
+]

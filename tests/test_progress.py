@@ -168,6 +168,35 @@ def test_bytes_over_files(terminal, monkeypatch):
     assert read().endswith(ERASE)
 
 
+def test_threads_share_one_progress(terminal, monkeypatch):
+    """``verify`` over partitions at once: each thread tells its own files to a share of the
+    one progress, which counts every file whole once that thread moves on or finishes."""
+    stream, read = terminal
+    monkeypatch.setenv(MIN_BYTES_ENV, "0")
+    sizes = [[1000, 3000], [500, 1500, 2000]]
+    progress = Progress.start("verify", sum(map(sum, sizes)), files=5, stream=stream)
+    assert progress is not None
+
+    def work(files: list[int]) -> None:
+        share = progress.share()
+        for size in files:
+            share.begin_file(size)
+            for position in range(0, size + 1000, 250):  # past the end too: never counted
+                share.at(position)
+        share.finish()
+
+    threads = [threading.Thread(target=work, args=(files,)) for files in sizes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert progress.done == progress.total == 8000
+    assert progress.files_started == 5
+    assert "verify: 7.8 KiB / 7.8 KiB  100%  5/5 files" in progress.line()
+    progress.close()
+    assert read().endswith(ERASE)
+
+
 def test_messages_erase_the_line_first(terminal, monkeypatch):
     stream, read = terminal
     monkeypatch.setenv(MIN_BYTES_ENV, "0")

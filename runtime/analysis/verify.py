@@ -50,9 +50,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..cpus import default_threads, using_threads
 from ..errors import KafkaFormatError
 from ..files import kinds
 from ..files.checkpoints import (
@@ -400,37 +403,92 @@ def verify_paths(
 
     ``partitioner`` also checks where keyed records sit (:class:`Placements`); ``partitions``
     gives partition counts and implies ``partitioner``.
+
+    Partitions (and files) are verified :func:`~..cpus.default_threads` at once, each read on
+    one thread, and their reports kept in the order given: the report is a one-thread run's.
+    A failure that stops one partition stops only that one. The partitioner check keeps them
+    one at a time (its counts span a topic's partitions).
     """
     report = VerifyReport()
     placements = None
     if partitioner or partitions is not None:
         placements = Placements(paths, partitions, severity=partitioner_severity)
         report.placement = placements.topics
-    for raw in paths:
-        path = Path(raw)
+    units = [unit for raw in paths for unit in _units(Path(raw))]
+    threads = min(default_threads(), len(units))
+    if placements is not None or threads < 2:
+        # The partitioner check counts keys across a topic's partitions: one at a time.
+        for unit in units:
+            report.files.extend(_run(unit, progress, placements).files)
+        return report
+    # Partitions at once, each read on one thread (the pool has the cores), their reports
+    # kept in the order a sequential run writes them: the same report, sooner.
+    shared = progress.share if progress is not None else None
+
+    def run(unit: _Unit) -> VerifyReport:
+        view = shared() if shared is not None else None
         try:
-            if path.is_dir():
-                partition = Partition.open(path)
-                if partition.segments or partition.snapshots or partition.orphans:
-                    verify_partition(path, report, progress=progress, placements=placements)
-                    continue
-                subs = partition_dirs(path)
-                if not subs:
-                    report.new(path, "directory").error(
-                        "missing", "no .log segments here, nor partition directories (topic-N)"
-                    )
-                for sub in subs:
-                    verify_partition(sub, report, progress=progress, placements=placements)
-            elif path.exists():
-                verify_file(path, report, progress=progress, placements=placements)
-            else:
-                report.new(path, "missing").error("missing", "no such file or directory")
-        except KafkaFormatError as exc:
-            report.new(exc.file or path, "error").from_exception("read", exc)
-        except OSError as exc:
-            report.new(getattr(exc, "filename", None) or path, "error").error(
-                "io", exc.strerror or str(exc)
-            )
+            with using_threads(1):
+                return _run(unit, view, None)
+        finally:
+            if view is not None:
+                view.finish()
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="kafka-format-verify") as pool:
+        for done in pool.map(run, units):
+            report.files.extend(done.files)
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """One piece of a verify run: a partition directory, a file, or what went wrong naming
+    one (``problem``: kind, code, text)."""
+
+    kind: str  # "partition", "file" or "problem"
+    path: Path
+    problem: tuple[str, str, str] | None = None
+    error: KafkaFormatError | OSError | None = None
+
+
+def _units(path: Path) -> list[_Unit]:
+    """What verifying ``path`` takes: its partitions (a log dir), itself, or its problem."""
+    try:
+        if path.is_dir():
+            partition = Partition.open(path)
+            if partition.segments or partition.snapshots or partition.orphans:
+                return [_Unit("partition", path)]
+            subs = partition_dirs(path)
+            if not subs:
+                text = "no .log segments here, nor partition directories (topic-N)"
+                return [_Unit("problem", path, ("directory", "missing", text))]
+            return [_Unit("partition", sub) for sub in subs]
+        if path.exists():
+            return [_Unit("file", path)]
+        return [_Unit("problem", path, ("missing", "missing", "no such file or directory"))]
+    except (KafkaFormatError, OSError) as exc:
+        return [_Unit("problem", path, error=exc)]
+
+
+def _run(unit: _Unit, progress: Any, placements: Placements | None) -> VerifyReport:
+    report = VerifyReport()
+    error = unit.error
+    try:
+        if unit.kind == "partition":
+            verify_partition(unit.path, report, progress=progress, placements=placements)
+        elif unit.kind == "file":
+            verify_file(unit.path, report, progress=progress, placements=placements)
+        elif unit.problem is not None:
+            kind, code, text = unit.problem
+            report.new(unit.path, kind).error(code, text)
+    except (KafkaFormatError, OSError) as exc:
+        error = exc
+    if isinstance(error, KafkaFormatError):
+        report.new(error.file or unit.path, "error").from_exception("read", error)
+    elif isinstance(error, OSError):
+        report.new(getattr(error, "filename", None) or unit.path, "error").error(
+            "io", error.strerror or str(error)
+        )
     return report
 
 

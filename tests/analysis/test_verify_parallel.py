@@ -1,0 +1,111 @@
+"""``verify`` over a log directory verifies its partitions at once (issue 24, item 5):
+exactly the report of a one-thread run, in the same order, whatever the damage, and the
+thread setting (``threads`` scope, ``--threads``, ``KAFKA_FORMAT_THREADS``) honoured.
+
+The log dir is ``generate``'s (every codec and magic, transactions, payload topics); damage is
+made here on copies of it: bytes flipped inside a batch (a CRC error), a segment cut short in
+the middle of a batch (a torn tail that is not the last segment's), an index overwritten, a
+file that cannot be read (a directory where a segment should be), and a missing path among
+the arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from kafka_format.runtime.analysis import verify as verify_module
+from kafka_format.runtime.analysis.verify import verify_paths
+from kafka_format.runtime.cpus import using_threads
+from kafka_format.runtime.write.generate import generate_log_dir
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("parallel") / "logs"
+    generate_log_dir(root, seed=3)
+    return root
+
+
+def _segments(root: Path, partition: str) -> list[Path]:
+    return sorted((root / partition).glob("*.log"))
+
+
+@pytest.fixture(scope="module")
+def damaged(generated, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("damaged") / "logs"
+    shutil.copytree(generated, root)
+    first = _segments(root, "orders-1")[0]
+    data = bytearray(first.read_bytes())
+    data[200] ^= 0xFF  # inside the first batch's records: its CRC fails
+    first.write_bytes(bytes(data))
+    middle = _segments(root, "clicks-0")
+    assert len(middle) > 2
+    cut = middle[1]
+    cut.write_bytes(cut.read_bytes()[:-30])  # a torn batch in a segment that is not the last
+    index = _segments(root, "users-0")[0].with_suffix(".index")
+    index.write_bytes(b"\x00\x00\x00\x07" * (len(index.read_bytes()) // 4))
+    unreadable = _segments(root, "legacy-events-0")[-1]
+    unreadable.unlink()
+    unreadable.mkdir()  # a directory where a segment should be
+    return root
+
+
+def _json(paths: list[Path], threads: int) -> dict:
+    with using_threads(threads):
+        return verify_paths(paths).as_json()
+
+
+@pytest.mark.parametrize("which", ["generated", "damaged"])
+def test_parallel_verify_gives_the_one_thread_report(request, which):
+    root = request.getfixturevalue(which)
+    paths = [root, root / "orders-0", root / "no-such-partition-3"]
+    sequential = _json(paths, 1)
+    assert len(sequential["files"]) > 50
+    for threads in (2, 5):
+        assert _json(paths, threads) == sequential
+    if which == "damaged":
+        assert not sequential["ok"]
+        named = {Path(f["file"]).parent.name for f in sequential["files"] if f["problems"]}
+        assert {"orders-1", "clicks-0", "users-0", "legacy-events-0"} <= named
+
+
+def test_the_thread_setting_is_honoured(generated, monkeypatch):
+    """One thread verifies in the calling thread; more use a pool of at most that many."""
+    seen: list[str] = []
+    real = verify_module.verify_partition
+
+    def spy(path, report, **kwargs):
+        seen.append(threading.current_thread().name)
+        return real(path, report, **kwargs)
+
+    monkeypatch.setattr(verify_module, "verify_partition", spy)
+    _json([generated], 1)
+    assert set(seen) == {threading.current_thread().name}
+    seen.clear()
+    _json([generated], 3)
+    pool = {name for name in seen if name.startswith("kafka-format-verify")}
+    assert len(seen) > 3 and len(pool) == len(set(seen)) and 1 < len(pool) <= 3
+
+
+def test_the_cli_prints_the_same_lines_with_any_threads(damaged):
+    outputs = []
+    for threads in ("1", "3"):
+        env = {**os.environ, "KAFKA_FORMAT_THREADS": threads}
+        proc = subprocess.run(
+            [sys.executable, "-m", "kafka_format.runtime.cli", "verify", "--json", str(damaged)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        outputs.append(json.loads(proc.stdout))
+    assert outputs[0] == outputs[1]
