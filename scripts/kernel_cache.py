@@ -7,6 +7,12 @@ mtime: a cache built in ``build/lib`` still holds once pip has copied the files 
 site-packages. So a wheel built where it is installed (``pip install`` from the sdist or the
 checkout, ``python -m build``) starts at once, with no ``kafka-format warm``.
 
+It is also the build backend (``[build-system]`` in ``pyproject.toml``, ``backend-path``):
+setuptools' own, except that a wheel's isolated build environment gets the package's runtime
+dependencies too (:func:`get_requires_for_build_wheel`, read from ``[project]`` so they are
+written once), since compiling the kernels imports them; an editable install's and an
+sdist's do not, as they compile nothing.
+
 What a cache entry is valid for, numba decides on load (``numba/core/caching.py``,
 ``Cache._index_key`` and ``IndexDataCacheFile``): the same numba version and the same CPU
 (name and features); anything else is a miss, and the kernel compiles as it would without a
@@ -22,8 +28,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import *  # noqa: F403 (the PEP 517 hooks, setuptools' own)
 from setuptools.command.build_py import build_py
 
 #: Run in the built tree: compiles every kernel the readers use (``runtime/cli/warm.py``).
@@ -60,3 +69,10 @@ class BuildPy(build_py):
             )
             return
         print(f"kafka-format: {len(caches)} compiled kernels ship in the wheel", file=sys.stderr)
+
+
+def get_requires_for_build_wheel(config_settings=None) -> list[str]:
+    """setuptools' requirements, and the runtime's: ``build_py`` runs the kernels."""
+    with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as fh:
+        runtime = tomllib.load(fh)["project"]["dependencies"]
+    return [*_setuptools.get_requires_for_build_wheel(config_settings), *runtime]

@@ -328,3 +328,46 @@ def test_a_bad_environment_variable_is_one_line_and_status_2(tmp_path, monkeypat
     # Commands without --threads read with the default too: the same line, no traceback.
     status, out, err = _cli("producers", path)
     assert status == 2 and out == "" and err.strip().count("\n") == 0 and ENV in err
+
+
+# --- map_in_order: a command's partitions at once ---------------------------------------------
+
+
+def test_map_in_order_keeps_the_order_and_the_setting():
+    """Results in the items' order, however the calls finish; one call per item; at most the
+    default threads at once, each call seeing one thread; one thread: the calling thread."""
+    import time
+
+    seen: list[tuple[str, int]] = []
+
+    def slow_first(item: int) -> int:
+        time.sleep(0.05 if item == 0 else 0.0)  # the first finishes last
+        seen.append((threading.current_thread().name, cpus.default_threads()))
+        return item * item
+
+    with cpus.using_threads(3):
+        assert cpus.map_in_order(slow_first, range(7), name="kf-test") == [i * i for i in range(7)]
+    names = {name for name, _ in seen}
+    assert len(seen) == 7 and all(threads == 1 for _, threads in seen)
+    assert 1 < len(names) <= 3 and all(name.startswith("kf-test") for name in names)
+    seen.clear()
+    with cpus.using_threads(1):
+        cpus.map_in_order(slow_first, range(3), name="kf-test")
+    assert {name for name, _ in seen} == {threading.current_thread().name}
+
+
+def test_map_in_order_raises_the_first_failure_in_order():
+    """Item 1 fails late, item 4 at once: the loop would have raised item 1's."""
+    import time
+
+    def fail(item: int) -> int:
+        if item == 1:
+            time.sleep(0.05)
+            raise ValueError("one")
+        if item == 4:
+            raise ValueError("four")
+        return item
+
+    for threads in (1, 4):
+        with cpus.using_threads(threads), pytest.raises(ValueError, match="one"):
+            cpus.map_in_order(fail, range(6), name="kf-test")

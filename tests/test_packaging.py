@@ -68,6 +68,27 @@ def test_wheel_ships_every_kernel_compiled(wheel: Path) -> None:
     assert not any(n.endswith(".pyc") for n in names)
 
 
+def test_a_wheels_isolated_build_gets_the_runtime_dependencies(monkeypatch) -> None:
+    """``pip install`` of the checkout or the sdist builds the wheel in an isolated
+    environment: the backend (scripts/kernel_cache.py) adds the runtime's dependencies there,
+    which compiling the kernels imports; an editable install compiles nothing and gets none."""
+    import importlib.util
+    import tomllib
+
+    spec = importlib.util.spec_from_file_location(
+        "kafka_format_build_backend", ROOT / "scripts" / "kernel_cache.py"
+    )
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        pyproject = tomllib.load(fh)
+    assert pyproject["build-system"]["build-backend"] == "kernel_cache"
+    runtime = pyproject["project"]["dependencies"]
+    monkeypatch.chdir(ROOT)
+    assert set(runtime) <= set(backend.get_requires_for_build_wheel())
+    assert not set(runtime) & set(backend.get_requires_for_build_editable())
+
+
 #: Run in the fresh venv: every command on a generated log dir, in one process, listing the
 #: kernels numba compiles (none: the wheel's cache answers them all).
 _FIRST_COMMANDS = r"""

@@ -55,6 +55,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..cpus import map_in_order
 from ..errors import CorruptBatchError, FramingError, KafkaFormatError
 from ..format import layout, messages
 from ..format.batches import ReadOptions, read_batch
@@ -168,24 +169,24 @@ def _scan_groups(
     batch_size: int | None,
     progress: Callable[[str, int, int], None] | None,
 ) -> tuple[list[PartitionStats], list[Sampler]]:
-    """Every input scanned, by partition, and the what-if samplers (which have sampled)."""
-    partitions: list[PartitionStats] = []
-    samplers: list[Sampler] = []
-    for key_inputs in _group(inputs):
+    """Every input scanned, by partition (several at once: ``cpus.map_in_order``, the same
+    stats and first damage as one thread), and the what-if samplers (which have sampled)."""
+
+    def scan(key_inputs: list[LogInput]) -> tuple[PartitionStats, Sampler | None]:
         first = key_inputs[0]
-        stats = PartitionStats(
-            topic=first.topic,
-            partition=first.partition,
-            source=_source_label(first),
-        )
+        stats = PartitionStats(first.topic, first.partition, source=_source_label(first))
         sampler = Sampler(key_inputs, batch_size, opts.max_bytes) if what_if else None
         for index, log in enumerate(key_inputs):
-            part = _scan_input(log, opts, progress, sampler, index)
-            stats.merge(part)
-        partitions.append(stats)
-        if sampler is not None:
-            samplers.append(sampler)
-    return partitions, samplers
+            stats.merge(_scan_input(log, opts, progress, sampler, index))
+        return stats, sampler
+
+    groups = _group(inputs)  # what-if sampling reads one partition at a time
+    scanned = (
+        [scan(g) for g in groups]
+        if what_if
+        else map_in_order(scan, groups, name="kafka-format-stats-partitions")
+    )
+    return [stats for stats, _ in scanned], [s for _, s in scanned if s is not None]
 
 
 def file_stats(

@@ -50,12 +50,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cpus import default_threads, using_threads
+from ..cpus import map_in_order
 from ..errors import KafkaFormatError
 from ..files import kinds
 from ..files.checkpoints import (
@@ -415,28 +414,23 @@ def verify_paths(
         placements = Placements(paths, partitions, severity=partitioner_severity)
         report.placement = placements.topics
     units = [unit for raw in paths for unit in _units(Path(raw))]
-    threads = min(default_threads(), len(units))
-    if placements is not None or threads < 2:
+    if placements is not None:
         # The partitioner check counts keys across a topic's partitions: one at a time.
         for unit in units:
             report.files.extend(_run(unit, progress, placements).files)
         return report
-    # Partitions at once, each read on one thread (the pool has the cores), their reports
-    # kept in the order a sequential run writes them: the same report, sooner.
-    shared = progress.share if progress is not None else None
 
     def run(unit: _Unit) -> VerifyReport:
-        view = shared() if shared is not None else None
+        view = progress.share() if progress is not None else None
         try:
-            with using_threads(1):
-                return _run(unit, view, None)
+            return _run(unit, view, None)
         finally:
             if view is not None:
                 view.finish()
 
-    with ThreadPoolExecutor(threads, thread_name_prefix="kafka-format-verify") as pool:
-        for done in pool.map(run, units):
-            report.files.extend(done.files)
+    # Partitions at once, their reports in the order a sequential run writes them.
+    for done in map_in_order(run, units, name="kafka-format-verify"):
+        report.files.extend(done.files)
     return report
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from typing import TextIO
 
 from rich import box
@@ -111,17 +112,21 @@ def register(sub) -> None:
 
 
 class _FileProgress:
-    """``log_stats``' progress callback, drawn as the ``verify`` line is."""
+    """``log_stats``' progress callback, drawn as the ``verify`` line is; called from the
+    threads that scan partitions at once, each told to its own share of the line."""
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
-        self.file: str | None = None
+        self._local = threading.local()
 
     def __call__(self, file: str, position: int, size: int) -> None:
-        if file != self.file:
-            self.file = file
-            self.progress.begin_file(size)
-        self.progress.at(position)
+        local = self._local
+        if not hasattr(local, "share"):
+            local.share, local.file = self.progress.share(), None
+        if file != local.file:
+            local.file = file
+            local.share.begin_file(size)
+        local.share.at(position)
 
 
 def _log_bytes(paths: list[str]) -> tuple[int, int]:

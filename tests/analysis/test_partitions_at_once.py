@@ -1,6 +1,7 @@
-"""``verify`` over a log directory verifies its partitions at once (issue 24, item 5):
-exactly the report of a one-thread run, in the same order, whatever the damage, and the
-thread setting (``threads`` scope, ``--threads``, ``KAFKA_FORMAT_THREADS``) honoured.
+"""``verify`` and ``stats`` over a log directory take its partitions at once (issue 24, item
+5; ``cpus.map_in_order``): exactly the report and the stats of a one-thread run, in the same
+order, whatever the damage (``stats --strict``: the same first damage), and the thread setting
+(``threads`` scope, ``--threads``, ``KAFKA_FORMAT_THREADS``) honoured.
 
 The log dir is ``generate``'s (every codec and magic, transactions, payload topics); damage is
 made here on copies of it: bytes flipped inside a batch (a CRC error), a segment cut short in
@@ -22,8 +23,10 @@ from pathlib import Path
 import pytest
 
 from kafka_format.runtime.analysis import verify as verify_module
+from kafka_format.runtime.analysis.stats import log_stats
 from kafka_format.runtime.analysis.verify import verify_paths
 from kafka_format.runtime.cpus import using_threads
+from kafka_format.runtime.errors import KafkaFormatError
 from kafka_format.runtime.write.generate import generate_log_dir
 
 
@@ -109,3 +112,31 @@ def test_the_cli_prints_the_same_lines_with_any_threads(damaged):
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         outputs.append(json.loads(proc.stdout))
     assert outputs[0] == outputs[1]
+
+
+def _stats(paths: list[Path], threads: int, **options) -> dict:
+    with using_threads(threads):
+        out = log_stats(paths, **options).as_json()
+    out.pop("seconds"), out.pop("bytesPerSecond")
+    return out
+
+
+@pytest.mark.parametrize("which", ["generated", "damaged"])
+def test_parallel_stats_gives_the_one_thread_stats(request, which):
+    root = request.getfixturevalue(which)
+    paths = [root, root / "orders-0"]
+    sequential = _stats(paths, 1)
+    assert len(sequential["partitions"]) > 10
+    assert _stats(paths, 3) == sequential
+    if which == "damaged":
+        assert sequential["total"]["damage"]["batches"]
+
+
+def test_strict_stats_raise_the_first_damage_in_order(damaged):
+    """orders-1's CRC error comes after clicks-0's torn batch in the partitions' order."""
+    errors = []
+    for threads in (1, 2, 4):
+        with using_threads(threads), pytest.raises(KafkaFormatError) as caught:
+            log_stats([damaged], strict=True)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] == errors[2]
