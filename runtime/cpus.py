@@ -120,14 +120,17 @@ def using_threads(threads: int | None) -> Iterator[None]:
         _scoped.reset(token)
 
 
-def map_in_order(fn: Callable[[T], R], items: Iterable[T], *, name: str) -> list[R]:
+def map_in_order(
+    fn: Callable[[T], R], items: Iterable[T], *, name: str, parallel: bool = True
+) -> list[R]:
     """``fn`` over ``items``, :func:`default_threads` calls at once, each reading on one thread
     (the pool has the cores), the results in the items' order: what a loop gives, sooner.
     A failure is raised as the loop would raise it (the first in order; calls not begun are
-    cancelled). One thread, or one item, runs in the calling thread. ``name``: the threads'
-    name prefix. What a command's partitions at once are (``verify``, ``stats``)."""
+    cancelled). One thread, one item, or ``parallel`` false runs in the calling thread.
+    ``name``: the threads' name prefix. What a command's partitions at once are (``verify``,
+    ``stats``; ``read.ahead.threads_pay`` says when they pay)."""
     todo = list(items)
-    threads = min(default_threads(), len(todo))
+    threads = min(default_threads(), len(todo)) if parallel else 1
     if threads < 2:
         return [fn(item) for item in todo]
 

@@ -64,6 +64,7 @@ from ..format.framing import Frame, end_of_walk, iter_frames
 from ..format.sizes import LEGACY_MESSAGE_HEADER
 from ..kernels import fastscan as fs
 from ..model import Record, Report, TruncatedTail
+from ..read.ahead import threads_pay
 from ..read.columnar import iter_arrow_batches, wrapper_value
 from ..read.plan import crc_holds, inflatable, inflate_payloads
 from ..read.sources import LogInput, Source, is_stream_path, resolve, spooled
@@ -180,12 +181,10 @@ def _scan_groups(
             stats.merge(_scan_input(log, opts, progress, sampler, index))
         return stats, sampler
 
-    groups = _group(inputs)  # what-if sampling reads one partition at a time
-    scanned = (
-        [scan(g) for g in groups]
-        if what_if
-        else map_in_order(scan, groups, name="kafka-format-stats-partitions")
-    )
+    # what-if sampling reads one partition at a time
+    known = (size for log in inputs if (size := log.known_size()) is not None)
+    pays = not what_if and threads_pay(known)
+    scanned = map_in_order(scan, _group(inputs), name="kafka-format-stats", parallel=pays)
     return [stats for stats, _ in scanned], [s for _, s in scanned if s is not None]
 
 

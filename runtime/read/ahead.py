@@ -34,7 +34,15 @@ from ..model import Report
 from .ranges import Window
 from .sources import is_stream_path
 
-__all__ = ["AHEAD_BYTES", "AHEAD_MIN_BYTES", "Done", "Pipeline", "files_ahead", "small_file"]
+__all__ = [
+    "AHEAD_BYTES",
+    "AHEAD_MIN_BYTES",
+    "Done",
+    "Pipeline",
+    "files_ahead",
+    "small_file",
+    "threads_pay",
+]
 
 #: A file read whole: its batches, each with the report's sizes when it was yielded, the
 #: report it filled, and what it raised (None: it ended).
@@ -90,6 +98,16 @@ class Pipeline:
         if self.pool is None:
             self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="kafka-format")
         return self.pool.submit(fn, *args)
+
+
+def threads_pay(sizes: Iterable[int]) -> bool:
+    """Whether files of these sizes are worth reading on several threads at once (a command's
+    partitions, ``cpus.map_in_order``): their mean is at least AHEAD_MIN_BYTES. Below it each
+    file's GIL-bound Python steps outweigh its kernels, and threads only queue for the GIL:
+    ``verify`` of a ``generate`` directory (32 KiB segments) took 5.2-6.7 s on two threads
+    against 3.9 s on one."""
+    listed = list(sizes)
+    return bool(listed) and sum(listed) >= AHEAD_MIN_BYTES * len(listed)
 
 
 def small_file(window: Window) -> int | None:

@@ -68,6 +68,16 @@ class LogInput:
     #: segment, or a file read on its own): a batch of this segment lies below it.
     next_base: int | None = None
 
+    def known_size(self) -> int | None:
+        """The bytes there are to read: the file's or the buffer's; None where unknown (a
+        file object, a file that cannot be looked at: its read says why)."""
+        if self.path is not None:
+            try:
+                return self.path.stat().st_size
+            except OSError:
+                return None
+        return len(self.data) if isinstance(self.data, bytes | bytearray | memoryview) else None
+
     @contextmanager
     def open(self) -> Iterator[memoryview | BinaryIO]:
         """A memoryview over the whole input, or a stream when it cannot be mapped."""

@@ -27,13 +27,25 @@ from kafka_format.runtime.analysis.stats import log_stats
 from kafka_format.runtime.analysis.verify import verify_paths
 from kafka_format.runtime.cpus import using_threads
 from kafka_format.runtime.errors import KafkaFormatError
+from kafka_format.runtime.read.ahead import threads_pay
 from kafka_format.runtime.write.generate import generate_log_dir
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> Path:
+    """Segments of about 320 KiB on average: worth threads (``ahead.threads_pay``)."""
     root = tmp_path_factory.mktemp("parallel") / "logs"
+    generate_log_dir(root, seed=3, records=4000, segment_bytes=512 * 1024)
+    assert threads_pay(p.stat().st_size for p in root.glob("*/*.log"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def small_segments(tmp_path_factory) -> Path:
+    """generate's default 32 KiB segments: not worth threads."""
+    root = tmp_path_factory.mktemp("small") / "logs"
     generate_log_dir(root, seed=3)
+    assert not threads_pay(p.stat().st_size for p in root.glob("*/*.log"))
     return root
 
 
@@ -50,8 +62,8 @@ def damaged(generated, tmp_path_factory) -> Path:
     data[200] ^= 0xFF  # inside the first batch's records: its CRC fails
     first.write_bytes(bytes(data))
     middle = _segments(root, "clicks-0")
-    assert len(middle) > 2
-    cut = middle[1]
+    assert len(middle) >= 2
+    cut = middle[0]
     cut.write_bytes(cut.read_bytes()[:-30])  # a torn batch in a segment that is not the last
     index = _segments(root, "users-0")[0].with_suffix(".index")
     index.write_bytes(b"\x00\x00\x00\x07" * (len(index.read_bytes()) // 4))
@@ -71,7 +83,7 @@ def test_parallel_verify_gives_the_one_thread_report(request, which):
     root = request.getfixturevalue(which)
     paths = [root, root / "orders-0", root / "no-such-partition-3"]
     sequential = _json(paths, 1)
-    assert len(sequential["files"]) > 50
+    assert len(sequential["files"]) > 40
     for threads in (2, 5):
         assert _json(paths, threads) == sequential
     if which == "damaged":
@@ -80,8 +92,9 @@ def test_parallel_verify_gives_the_one_thread_report(request, which):
         assert {"orders-1", "clicks-0", "users-0", "legacy-events-0"} <= named
 
 
-def test_the_thread_setting_is_honoured(generated, monkeypatch):
-    """One thread verifies in the calling thread; more use a pool of at most that many."""
+def test_the_thread_setting_is_honoured(generated, small_segments, monkeypatch):
+    """One thread verifies in the calling thread; more use a pool of at most that many, where
+    the segments are large enough to pay for it (small ones: the calling thread)."""
     seen: list[str] = []
     real = verify_module.verify_partition
 
@@ -96,6 +109,9 @@ def test_the_thread_setting_is_honoured(generated, monkeypatch):
     _json([generated], 3)
     pool = {name for name in seen if name.startswith("kafka-format-verify")}
     assert len(seen) > 3 and len(pool) == len(set(seen)) and 1 < len(pool) <= 3
+    seen.clear()
+    _json([small_segments], 3)
+    assert set(seen) == {threading.current_thread().name}
 
 
 def test_the_cli_prints_the_same_lines_with_any_threads(damaged):
