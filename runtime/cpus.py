@@ -128,7 +128,7 @@ def map_in_order(
     A failure is raised as the loop would raise it (the first in order; calls not begun are
     cancelled). One thread, one item, or ``parallel`` false runs in the calling thread.
     ``name``: the threads' name prefix. What a command's partitions at once are (``verify``,
-    ``stats``; ``read.ahead.threads_pay`` says when they pay)."""
+    ``stats``, ``recover``; ``read.ahead.threads_pay`` says when they pay)."""
     todo = list(items)
     threads = min(default_threads(), len(todo)) if parallel else 1
     if threads < 2:

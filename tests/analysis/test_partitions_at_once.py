@@ -1,6 +1,7 @@
-"""``verify`` and ``stats`` over a log directory take its partitions at once (issue 24, item
-5; ``cpus.map_in_order``): exactly the report and the stats of a one-thread run, in the same
-order, whatever the damage (``stats --strict``: the same first damage), and the thread setting
+"""``verify``, ``stats`` and ``recover`` over a log directory take its partitions at once
+(issue 24, item 5; ``cpus.map_in_order``): exactly the report, the stats and the copy of a
+one-thread run, in the same order, whatever the damage (``stats --strict``: the same first
+damage), and the thread setting
 (``threads`` scope, ``--threads``, ``KAFKA_FORMAT_THREADS``) honoured.
 
 The log dir is ``generate``'s (every codec and magic, transactions, payload topics); damage is
@@ -156,3 +157,26 @@ def test_strict_stats_raise_the_first_damage_in_order(damaged):
             log_stats([damaged], strict=True)
         errors.append(str(caught.value))
     assert errors[0] == errors[1] == errors[2]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("salvage", [False, True])
+def test_parallel_recover_writes_the_one_thread_copy(damaged, tmp_path, salvage):
+    """recover of the damaged log dir, partitions at once: the same report (its paths aside)
+    and the same files, byte for byte, as one thread writes."""
+    from kafka_format.runtime.log.recover import recover
+
+    copies, reports = [], []
+    for threads in (1, 3):
+        dest = tmp_path / f"copy-{threads}"
+        with using_threads(threads):
+            out = recover(damaged, dest, salvage=salvage).as_json()
+        reports.append(json.loads(json.dumps(out).replace(str(dest), "DEST")))
+        copies.append(_tree(dest))
+    assert reports[0] == reports[1]
+    assert copies[0] == copies[1] and len(copies[0]) > 40
