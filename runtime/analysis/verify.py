@@ -49,7 +49,7 @@ files and checks snapshots and the leader epoch checkpoint.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -71,7 +71,7 @@ from ..files.names import (
 from ..files.snapshot import read_producer_snapshot
 from ..log.partition import Partition, Segment
 from ..progress import Progress
-from ..read.ahead import threads_pay
+from ..read.ahead import log_sizes, threads_pay
 from ..read.sources import partition_dirs, resolve
 from .placement import PartitionPlacement, Placements
 from .report import FileReport, Severity, VerifyReport
@@ -430,7 +430,7 @@ def verify_paths(
                 view.finish()
 
     # Partitions at once, their reports in the order a sequential run writes them.
-    parallel = threads_pay(_log_sizes(units))
+    parallel = threads_pay(log_sizes(u.path for u in units if u.kind != "problem"))
     for done in map_in_order(run, units, name="kafka-format-verify", parallel=parallel):
         report.files.extend(done.files)
     return report
@@ -445,16 +445,6 @@ class _Unit:
     path: Path
     problem: tuple[str, str, str] | None = None
     error: KafkaFormatError | OSError | None = None
-
-
-def _log_sizes(units: list[_Unit]) -> Iterator[int]:
-    for unit in units:
-        logs = unit.path.glob("*.log") if unit.kind == "partition" else [unit.path]
-        for log in logs if unit.kind != "problem" else ():
-            try:
-                yield log.stat().st_size
-            except OSError:
-                continue  # verified in its turn, which says what is wrong with it
 
 
 def _units(path: Path) -> list[_Unit]:

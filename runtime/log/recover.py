@@ -77,7 +77,7 @@ from ..format.batches import ReadOptions, check_crc, decode_records, read_header
 from ..format.framing import Frame
 from ..model import Batch, Report, TruncatedTail
 from ..progress import Progress, SharedProgress
-from ..read.ahead import threads_pay
+from ..read.ahead import log_sizes, threads_pay
 from ..read.columnar import iter_arrow_batches
 from ..read.salvage import salvage_walk
 from ..read.segment_offsets import SegmentOffsets
@@ -142,13 +142,9 @@ def recover(
 
     # Partitions at once where their segments are big enough to pay (ahead.threads_pay), each
     # written to its own directory; the report in the targets' order, as one thread gives it.
-    sizes = (
-        f.stat().st_size
-        for t in found.targets
-        for f in (Path(t.path).glob("*.log") if t.is_dir else [Path(t.path)])
-    )
+    pays = threads_pay(log_sizes(t.path for t in found.targets))
     report.partitions.extend(
-        map_in_order(one, found.targets, name="kafka-format-recover", parallel=threads_pay(sizes))
+        map_in_order(one, found.targets, name="kafka-format-recover", parallel=pays)
     )
     if log_dir:
         _write_log_dir_files(src_path, dest_path, report)

@@ -26,6 +26,7 @@ import stat
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -40,6 +41,7 @@ __all__ = [
     "Done",
     "Pipeline",
     "files_ahead",
+    "log_sizes",
     "small_file",
     "threads_pay",
 ]
@@ -98,6 +100,19 @@ class Pipeline:
         if self.pool is None:
             self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="kafka-format")
         return self.pool.submit(fn, *args)
+
+
+def log_sizes(paths: Iterable[os.PathLike[str] | str]) -> Iterator[int]:
+    """The sizes of the segments of these partition directories or files (``*.log`` in a
+    directory), those that can be looked at: what :func:`threads_pay` weighs. One that
+    cannot is read in its turn, which says what is wrong with it."""
+    for path in paths:
+        files = sorted(Path(path).glob("*.log")) if os.path.isdir(path) else [Path(path)]
+        for file in files:
+            try:
+                yield file.stat().st_size
+            except OSError:
+                continue
 
 
 def threads_pay(sizes: Iterable[int]) -> bool:
