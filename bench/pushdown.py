@@ -342,7 +342,7 @@ def _measure(spark, written: _Log, shape: dict, say) -> list[dict]:
                 continue
             runs = shape["runs"] if push else shape["runs_off"]
             load = os.getloadavg()[0]
-            (answer, nbytes), first, best = _timed(query(window, push), runs)
+            (answer, nbytes), first, best = spark_bench.timed(query(window, push), runs)
             want = _expected(written, window)
             if answer != want:
                 raise RuntimeError(
@@ -376,23 +376,6 @@ def _measure(spark, written: _Log, shape: dict, say) -> list[dict]:
                 f"first {first:.2f} s, best {best:.2f} s"
             )
     return rows
-
-
-def _timed(fn: Callable[[], Any], runs: int) -> tuple[Any, float, float]:
-    """The answer, the first run's seconds and the best of ``runs`` more (the first when
-    none); every run must give the same answer and read the same bytes."""
-    started = time.perf_counter()
-    answer = fn()
-    first = best = time.perf_counter() - started
-    if runs:
-        best = float("inf")
-        for _ in range(runs):
-            started = time.perf_counter()
-            again = fn()
-            best = min(best, time.perf_counter() - started)
-            if again != answer:
-                raise RuntimeError(f"the same query gave {answer!r}, then {again!r}")
-    return answer, first, best
 
 
 def _plan(written: _Log, window: _Window, push: bool) -> tuple[int, int]:

@@ -186,7 +186,7 @@ def _measure(
     for pipeline, source, answers, repeat in plans:
         for query in queries:
             load_before = os.getloadavg()[0]
-            answer, first, best = _timed(answers[query], repeat)
+            answer, first, best = timed(answers[query], repeat)
             _check(pipeline, query, source, answer)
             row = SparkRow(
                 pipeline=pipeline,
@@ -207,7 +207,9 @@ def _measure(
     return rows
 
 
-def _timed(fn: Callable[[], Any], runs: int) -> tuple[Any, float, float]:
+def timed(fn: Callable[[], Any], runs: int) -> tuple[Any, float, float]:
+    """The answer, the first run's seconds and the best of ``runs`` more (the first when
+    none); every run must give the same answer."""
     started = time.perf_counter()
     answer = fn()
     first = best = time.perf_counter() - started

@@ -81,7 +81,7 @@ from ..read.ahead import log_sizes, threads_pay
 from ..read.columnar import iter_arrow_batches
 from ..read.salvage import salvage_walk
 from ..read.segment_offsets import SegmentOffsets
-from ..read.sources import LogInput, Target, discover, partition_inputs
+from ..read.sources import LogInput, Target, discover, file_input, partition_inputs
 from .recover_index import DEFAULT_INDEX_INTERVAL_BYTES, PartitionBook, SegmentOut
 from .recover_model import (
     AFTER_TRUNCATION,
@@ -161,17 +161,7 @@ def _recover(
 ) -> PartitionRecovery:
     """One segment file or partition directory of the source, copied into ``dest``."""
     if not target.is_dir:
-        path = Path(target.path)
-        parsed = parse_segment_file_name(path.name)
-        logs = [
-            LogInput(
-                str(path),
-                topic=target.topic,
-                partition=target.partition,
-                base_offset=parsed.base_offset if parsed else None,
-                path=path,
-            )
-        ]
+        logs = [file_input(target)]
         walk = _PartitionWalk(logs, dest, salvage, progress, index_interval_bytes, lone=True)
         return walk.run(epochs=None)
     source = Path(target.path)

@@ -336,18 +336,22 @@ def resolve(source: Source, *, name: str | None = None) -> Resolved:
         if target.is_dir:
             inputs.extend(_partition_inputs(Path(target.path), target.entries))
             continue
-        path = Path(target.path)
-        parsed = parse_segment_file_name(path.name)
-        inputs.append(
-            LogInput(
-                str(path),
-                topic=target.topic,
-                partition=target.partition,
-                base_offset=parsed.base_offset if parsed else None,
-                path=path,
-            )
-        )
+        inputs.append(file_input(target))
     return Resolved(inputs, found.skipped)
+
+
+def file_input(target: Target) -> LogInput:
+    """A lone file's input: its partition from the directory it lies in, its base offset
+    from its name when that is a segment's."""
+    path = Path(target.path)
+    parsed = parse_segment_file_name(path.name)
+    return LogInput(
+        str(path),
+        topic=target.topic,
+        partition=target.partition,
+        base_offset=parsed.base_offset if parsed else None,
+        path=path,
+    )
 
 
 def skipped_paths(paths: list[str | os.PathLike[str]]) -> list[Skipped]:
