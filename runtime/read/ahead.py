@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..model import Report
+from .grouped import Group
 from .ranges import Window
 from .sources import is_stream_path
 
@@ -156,39 +157,63 @@ def read_whole(read: Read, opts: Any, window: Window) -> Whole:
 
 
 def files_ahead(
-    windows: Iterable[Window],
+    windows: Iterable[Window | Group],
     read: Read,
     read_alone: Read,
     small: Callable[[Window], int | None],
     submit: Callable[..., Future],
     depth: int,
     opts: Any,
+    read_group: Callable[[Any, Group], list[pa.RecordBatch] | None] | None = None,
 ) -> Iterator[tuple[Window, Iterator[pa.RecordBatch]]]:
     """Each window with its batches, in order: a ``small`` one (``small`` gives its file's
     size) read whole ahead by ``read_alone`` in a worker (``submit``), up to ``depth`` files
-    ahead; any other by ``read`` as it is emitted."""
-    pending: deque[tuple[Window, Future | None, int]] = deque()
+    ahead; any other by ``read`` as it is emitted. A group of small files (``grouped.py``) is
+    decoded ahead by ``read_group`` and yielded as its first window with all their batches;
+    where it gives None (a file that is not clean), each of its windows is read in its turn."""
+    pending: deque[tuple[Window | Group, Future | None, int]] = deque()
     source = iter(windows)
     try:
         while True:
             while len(pending) <= depth:
-                window = next(source, None)
-                if window is None:
+                unit = next(source, None)
+                if unit is None:
                     break
-                size = small(window)
-                ahead = None if size is None else submit(read_whole, read_alone, opts, window)
-                pending.append((window, ahead, size or 0))
+                if isinstance(unit, Group):
+                    pending.append((unit, submit(read_group, opts, unit), 0))
+                    continue
+                size = small(unit)
+                ahead = None if size is None else submit(read_whole, read_alone, opts, unit)
+                pending.append((unit, ahead, size or 0))
             if not pending:
                 return
-            window, ahead, size = pending.popleft()
-            if ahead is None:
-                yield window, iter(read(opts, window))
+            unit, ahead, size = pending.popleft()
+            if isinstance(unit, Group):
+                batches = ahead.result()
+                if batches is None:
+                    for window in unit.windows:
+                        yield window, iter(read(opts, window))
+                else:
+                    yield unit.windows[0], _replay_group(batches, opts, unit)
+            elif ahead is None:
+                yield unit, iter(read(opts, unit))
             else:
-                yield window, _replay(ahead.result(), opts, size)
+                yield unit, _replay(ahead.result(), opts, size)
     finally:
         for _, ahead, _ in pending:
             if ahead is not None:
                 ahead.cancel()
+
+
+def _replay_group(
+    batches: list[pa.RecordBatch], opts: Any, group: Group
+) -> Iterator[pa.RecordBatch]:
+    """A clean group's batches (it reports nothing), then its files counted as read."""
+    yield from batches
+    if opts.progress is not None:
+        for size in group.sizes:
+            opts.progress.begin_file(size)
+            opts.progress.at(size)
 
 
 def _replay(whole: Whole, opts: Any, size: int) -> Iterator[pa.RecordBatch]:

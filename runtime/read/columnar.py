@@ -68,10 +68,12 @@ from ..format.sizes import max_record_count
 from ..kernels import fastscan as fs
 from ..model import Batch, Record, Report, TimestampsOutOfRange, TruncatedTail
 from ..progress import Progress
+from . import grouped
 from .ahead import Done as _Done
 from .ahead import Pipeline as _Pipeline
 from .ahead import files_ahead, small_file
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
+from .located import located, located_schema, locator
 from .plan import NOT_A_MARKER as _NOT_A_MARKER
 
 # Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
@@ -207,10 +209,14 @@ def iter_arrow_batches(
         # whose walk carries a partition's state from file to file.
         small = small_file if committed is None and pipeline.workers > 1 else _never
         each = request.windows(from_start=committed is not None)
+        # Small segments of a partition decoded together (grouped.py): files read one by one
+        # under read_committed (its walk), salvage (its own walk) and positions (per file).
+        if committed is None and not (opts.salvage or opts.locate or opts.binary_view):
+            each = grouped.runs(each, _budget(opts)[1] // COMPRESSED_WEIGHT)
         ranged = (
             clip_rows(batches, w)
             for w, batches in files_ahead(
-                each, read, _read_alone, small, pipeline.submit, pipeline.depth, opts
+                each, read, _read_alone, small, pipeline.submit, pipeline.depth, opts, _group
             )
         )
         limit = request.range.max_records if request.range else None
@@ -224,28 +230,11 @@ def read_table(source: Source, **options: Any) -> pa.Table:
     schema = _schema(options.get("include_headers", False))
     schema = view_schema(schema) if options.get("binary_view") else schema
     if options.get("include_position", False):
-        schema = _located_schema(schema)
+        schema = located_schema(schema)
     return pa.Table.from_batches(list(iter_arrow_batches(source, **options)), schema=schema)
 
 
 _schema = functools.cache(arrow_schema)
-_FILE_TYPE = pa.dictionary(pa.int32(), pa.string())
-
-
-@functools.cache
-def _located_schema(schema: pa.Schema) -> pa.Schema:
-    return schema.append(pa.field("file", _FILE_TYPE)).append(pa.field("position", pa.int64()))
-
-
-def _located(batch: pa.RecordBatch, name: str, positions: np.ndarray) -> pa.RecordBatch:
-    """``batch`` with its rows' file and batch positions (``include_position``)."""
-    files = pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(batch.num_rows, np.int32)), pa.array([name], pa.string())
-    )
-    return pa.RecordBatch.from_arrays(
-        [*batch.columns, files, pa.array(positions, pa.int64())],
-        schema=_located_schema(batch.schema),
-    )
 
 
 # --- plumbing ---------------------------------------------------------------------------------
@@ -258,6 +247,30 @@ def _read_alone(opts: _Options, window: Window) -> Iterator[pa.RecordBatch]:
 
 def _never(window: Window) -> None:
     return None
+
+
+def _group(opts: _Options, group: grouped.Group) -> list[pa.RecordBatch] | None:
+    """Small whole files of one partition decoded as one chunk (``grouped.py``), their rows in
+    record batches of at most ``batch_rows``; None where one is not clean, for the caller to
+    read each alone, which says what is wrong where."""
+    found = grouped.gather(group, _budget(opts)[0])
+    if found is None:
+        return None
+    log = group.windows[0].log
+    judged = SegmentOffsets(None)  # each file against its own segment, by gather
+    out: list[pa.RecordBatch] = []
+    for table in found.tables:
+        chunk = _Chunk(
+            log.name, log.topic, log.partition, table, 0, found.buf, found.view, len(found.buf)
+        )
+        _plan(chunk, opts, None, judged)
+        if chunk.errors or chunk.ref_rows:
+            return None
+        _decode_chunk(chunk, opts)
+        if chunk.errors or chunk.null_timestamps:
+            return None
+        out.extend(_rows(chunk.batches, 0, None, opts.batch_rows))
+    return out
 
 
 @dataclass(slots=True)
@@ -740,7 +753,7 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
     )
     batches = chunk.batches
     events = sorted({*chunk.errors, *chunk.ref_rows})
-    where = _where(chunk) if opts.locate else None
+    where = locator(chunk) if opts.locate else None
     start = 0
     for i in events:
         end = int(chunk.rows_end[i - 1]) if i else 0
@@ -756,32 +769,18 @@ def _emit(chunk: _Chunk, future: Future, opts: _Options, inp: _Input) -> Iterato
         ref = records_to_batch(chunk.ref_rows[i], opts.schema, opts.include_headers)
         if where is not None:
             position = int(chunk.table[i, fs.F_POS]) + chunk.shift
-            ref = _located(ref, chunk.name, np.full(ref.num_rows, position, np.int64))
+            ref = located(ref, chunk.name, np.full(ref.num_rows, position, np.int64))
         yield from _rows([ref], 0, None, opts.batch_rows)
     yield from _rows(batches, start, None, opts.batch_rows, where)
     if opts.progress is not None:
         opts.progress.at(chunk.shift + chunk.end)
 
 
-def _where(chunk: _Chunk):
-    """``(first row, batch) -> batch`` adding the rows' file and batch positions."""
-    t = chunk.table
-    frame_positions = t[:, fs.F_POS] + chunk.shift
-    rows_end = chunk.rows_end
-
-    def locate(first: int, batch: pa.RecordBatch) -> pa.RecordBatch:
-        rows = np.arange(first, first + batch.num_rows)
-        frames = np.searchsorted(rows_end, rows, side="right")
-        return _located(batch, chunk.name, frame_positions[frames])
-
-    return locate
-
-
 def _rows(
     batches: list[pa.RecordBatch], start: int, end: int | None, size: int, where=None
 ) -> Iterator[pa.RecordBatch]:
     """Rows ``start:end`` of the concatenation of ``batches``, at most ``size`` at a time;
-    ``where`` (see :func:`_where`) adds their file and batch positions."""
+    ``where`` (see :func:`.located.locator`) adds their file and batch positions."""
     at = 0
     for batch in batches:
         lo = max(start - at, 0)

@@ -46,9 +46,10 @@ from ..kernels import fastscan as fs
 from . import plan
 from .salvage import crc_holds
 
-__all__ = ["INT32_MAX", "SegmentOffsets", "judge_frame", "judge_frames"]
+__all__ = ["INT32_MAX", "SegmentOffsets", "files_hold", "judge_frame", "judge_frames"]
 
 INT32_MAX = (1 << 31) - 1
+INT64_MAX = (1 << 63) - 1
 
 
 class SegmentOffsets:
@@ -139,6 +140,46 @@ class SegmentOffsets:
         if len(lasts) > 1 and not bool((low[1:] > lasts[:-1]).all()):
             return False
         return self.previous is None or bool(low[0] > self.previous)
+
+
+def files_hold(table: np.ndarray, starts: np.ndarray, segments: list[SegmentOffsets]) -> bool:
+    """Whether every frame of several segments scanned into one table (``segments[j]``'s
+    frames are rows ``starts[j]`` up to the next start) has a readable header and passes its
+    segment's checks: :meth:`SegmentOffsets.all_hold` for each, in a few passes over the whole
+    table, not a step a file (``grouped.py`` decodes small segments together). Each segment
+    must be read from its start, with no bar yet (``previous`` None): the caller reads any
+    other alone."""
+    if not len(table):
+        return True
+    if not bool((table[:, fs.F_HEADER_OK] == 1).all()):
+        return False  # the reference's verdict, file by file
+    counts = np.diff(np.append(starts, len(table)))
+    known_base = np.array([s.base is not None for s in segments])
+    checked = np.repeat(known_base, counts)
+    firsts = table[:, fs.F_BASE]
+    # A segment with no base checks nothing: its frames are compared with themselves.
+    bases = np.repeat(np.array([s.base or 0 for s in segments], np.int64), counts)
+    bases = np.where(checked, bases, firsts)
+    v2 = table[:, fs.F_MAGIC] == 2
+    deltas = np.where(v2, table[:, fs.F_LAST_DELTA], 0)
+    # v0/v1: a wrapper holds only its last offset
+    known = v2 | ((table[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
+    if not bool((~checked | ((firsts >= bases) & (deltas >= 0))).all()):
+        return False
+    # no wrap: each first at or above its base, each delta at least 0
+    if not bool((~checked | (firsts - bases <= INT32_MAX - deltas)).all()):
+        return False
+    lasts = firsts + deltas  # no wrap where checked: each within 2^31 of its base
+    ends = np.repeat(
+        np.array([INT64_MAX if s.next_base is None else s.next_base for s in segments]), counts
+    )
+    if not bool((~checked | (lasts < ends)).all()):
+        return False
+    low = np.where(known, firsts, lasts)
+    follows = low[1:] > lasts[:-1]
+    # a segment's first frame has no bar
+    follows[starts[(starts > 0) & (starts < len(table))] - 1] = True
+    return bool((~checked[1:] | follows).all())
 
 
 def judge_frame(

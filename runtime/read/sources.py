@@ -309,7 +309,9 @@ def _add_partition(
 
 
 def _live_log(entry: Entry) -> int | None:
-    if entry.is_dir:
+    # A live segment's name ends in ".log" (a temporary suffix follows it): the test spares
+    # parsing the indexes' names, three in four of a partition's files.
+    if entry.is_dir or not entry.name.endswith(FileKind.LOG.suffix):
         return None
     parsed = parse_segment_file_name(entry.name)
     if parsed is None or parsed.kind is not FileKind.LOG or not parsed.is_live:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kafka_format as kf
-from kafka_format.runtime.read import ahead, columnar
+from kafka_format.runtime.read import ahead, columnar, grouped
 from kafka_format.runtime.write.generate import generate_log_dir
 
 
@@ -23,6 +23,8 @@ def every_file_ahead(monkeypatch):
     # The generated segments are a few KiB: below AHEAD_MIN_BYTES, they would be read in
     # order. The rule is the same whatever the size; only speed decides the threshold.
     monkeypatch.setattr(ahead, "AHEAD_MIN_BYTES", 0)
+    # ... and they would be decoded together (grouped.py, tested in test_grouped.py).
+    monkeypatch.setattr(grouped, "GROUP_FILE_BYTES", 0)
 
 
 @pytest.fixture(scope="module")

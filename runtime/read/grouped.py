@@ -1,0 +1,170 @@
+"""Small segments of a partition read as one chunk: one buffer, one frame table, one decode.
+
+A file costs about 0.6 ms of Python besides its kernels (opened and mapped, scanned, its
+segment's offsets judged, planned, decoded, a dozen numpy and Arrow calls), and a directory of
+small segments (``kafka-format generate``'s 32 KiB, a quiet partition's, a compacted topic's)
+spends most of its read there: 0.36 M records/s where its batches alone allow several M
+(``bench/results.md``, small batches). Here consecutive whole files of one partition, each
+below :data:`GROUP_FILE_BYTES`, are read into one buffer (:func:`runs` chooses them, by their
+sizes), each scanned in place by the kernel into one frame table (:func:`gather`), their
+offsets checked against their own segments at once (``segment_offsets.files_hold``), and
+``columnar`` decodes the table as it decodes one file's chunk: one plan, one call for CRCs,
+decompression and records, one set of Arrow buffers for them all.
+
+The result is the files' own reads, or nothing. Only a clean group is decoded together: every
+frame whole and its header readable, every file ending where its last frame does, offsets
+those of their segments, and (``columnar``) every CRC holding, every payload decompressing, no
+control batch but Kafka's transaction markers, no timestamp Arrow cannot hold. Where anything
+else shows, the group's files are read again one by one, which gives the verdict in Kafka's
+words with the file and position, and the rows around it exactly as before: damage costs a
+second read of one group at most, and a clean log never pays it. The rows are the same rows
+in the same order; record batches may span files (a caller asking for ``include_position``
+reads file by file, as does ``read_committed``, whose walk carries state between files, and
+``errors="salvage"``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import fastscan as fs
+from .ranges import Window
+from .segment_offsets import SegmentOffsets, files_hold
+from .sources import is_stream_path
+
+__all__ = ["GROUP_FILE_BYTES", "Gathered", "Group", "gather", "runs"]
+
+#: Files below this size are read together. From here on a file's kernels outweigh its Python
+#: steps, and ``ahead.py`` reads it whole in a worker instead (``ahead.AHEAD_MIN_BYTES``).
+GROUP_FILE_BYTES = 256 * 1024
+#: Frames a chunk's table holds (``columnar``'s scan takes as many).
+MAX_FRAMES = 65536
+
+
+@dataclass(slots=True, frozen=True)
+class Group:
+    """Whole small files of one partition, in order, to be decoded together."""
+
+    windows: tuple[Window, ...]
+    sizes: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class Gathered:
+    """A group's bytes, one after the other, and their frames as chunks' tables (positions
+    into ``buf``): one table unless the group holds more records than a chunk."""
+
+    buf: np.ndarray
+    view: memoryview
+    tables: list[np.ndarray]
+
+
+def _size(window: Window) -> int | None:
+    """A window's file size when it is a whole regular file below GROUP_FILE_BYTES, read on
+    its own terms (a Spark split's piece shares its offset checks: read alone)."""
+    log = window.log
+    whole = window.start == 0 and window.end is None
+    if not whole or window.first is not None or window.last is not None:
+        return None
+    if log.path is None or log.origin or log.offsets is not None or is_stream_path(log.path):
+        return None
+    try:
+        info = os.stat(log.path)
+    except OSError:
+        return None  # read in its turn, which says what is wrong with it
+    if not stat.S_ISREG(info.st_mode) or info.st_size >= GROUP_FILE_BYTES:
+        return None
+    return info.st_size
+
+
+def runs(windows: Iterable[Window], cap: int) -> Iterator[Window | Group]:
+    """The windows in order, consecutive small whole files of one partition joined into
+    groups of at most ``cap`` bytes; a lone one stays a window."""
+    held: list[Window] = []
+    sizes: list[int] = []
+
+    def flush() -> Iterator[Window | Group]:
+        if len(held) > 1:
+            yield Group(tuple(held), tuple(sizes))
+        else:
+            yield from held
+        held.clear()
+        sizes.clear()
+
+    for window in windows:
+        size = _size(window)
+        if size is None:
+            yield from flush()
+            yield window
+            continue
+        place = (window.log.topic, window.log.partition)
+        if held and (
+            (held[0].log.topic, held[0].log.partition) != place or sum(sizes) + size > cap
+        ):
+            yield from flush()
+        held.append(window)
+        sizes.append(size)
+    yield from flush()
+
+
+def gather(group: Group, max_rows: int) -> Gathered | None:
+    """The group's files read into one buffer and scanned; None unless each file is whole
+    frames with readable headers whose offsets are their segment's (the caller then reads
+    the files alone). A table holds at most ``max_rows`` records, as a chunk does, save that
+    a file's first frame is always taken (as the scan takes a chunk's)."""
+    buf = np.empty(sum(group.sizes), np.uint8)
+    view = memoryview(buf)
+    table = np.empty((MAX_FRAMES, fs.FRAME_COLUMNS), np.int64)
+    tables: list[np.ndarray] = []
+    n = rows = 0
+    starts: list[int] = []
+    segments: list[SegmentOffsets] = []
+
+    def close() -> bool:
+        nonlocal n, rows
+        if n:
+            if not files_hold(table[:n], np.array(starts, np.int64), segments):
+                return False
+            tables.append(table[:n].copy())
+        n = rows = 0
+        starts.clear()
+        segments.clear()
+        return True
+
+    at = 0
+    for window, size in zip(group.windows, group.sizes, strict=True):
+        log = window.log
+        try:
+            with open(log.path, "rb", buffering=0) as fh:
+                got = fh.readinto(view[at : at + size])
+        except OSError:
+            return None
+        if got != size:
+            return None  # it changed under us: its own read says what it holds
+        if n and (rows >= max_rows or n >= MAX_FRAMES) and not close():
+            return None
+        while True:
+            k, end, status = fs.scan_frames(
+                buf, at, at + size, table[n:], max_rows - rows, 1 << 62, 1
+            )
+            if status != fs.SCAN_BUDGET:
+                break
+            if not n:
+                return None  # more than a chunk alone: read as a file is, chunk by chunk
+            if not close():
+                return None
+        if status != fs.SCAN_END or end != at + size:
+            return None  # a tail or damage: its own read reports it
+        starts.append(n)
+        segments.append(SegmentOffsets(log.base_offset, next_base=log.next_base))
+        rows += int(np.maximum(table[n : n + k, fs.F_COUNT], 1).sum())
+        n += k
+        at += size
+    if not close():
+        return None
+    return Gathered(buf, view, tables)
