@@ -73,7 +73,7 @@ from .ahead import Done as _Done
 from .ahead import Pipeline as _Pipeline
 from .ahead import files_ahead, small_file
 from .columnar_reference import DEFAULT_BATCH_ROWS, HEADER_TYPE, arrow_schema, records_to_batch
-from .located import located, located_schema, locator
+from .located import file_rows, located, located_schema, locator
 from .plan import NOT_A_MARKER as _NOT_A_MARKER
 
 # Under columnar's own names, looked up here when a chunk is decoded: tests replace them.
@@ -210,8 +210,8 @@ def iter_arrow_batches(
         small = small_file if committed is None and pipeline.workers > 1 else _never
         each = request.windows(from_start=committed is not None)
         # Small segments of a partition decoded together (grouped.py): files read one by one
-        # under read_committed (its walk), salvage (its own walk) and positions (per file).
-        if committed is None and not (opts.salvage or opts.locate or opts.binary_view):
+        # under read_committed (its walk), salvage (its own walk) and binary_view (its maps).
+        if committed is None and not (opts.salvage or opts.binary_view):
             each = grouped.runs(each, _budget(opts)[1] // COMPRESSED_WEIGHT)
         ranged = (
             clip_rows(batches, w)
@@ -259,7 +259,8 @@ def _group(opts: _Options, group: grouped.Group) -> list[pa.RecordBatch] | None:
     log = group.windows[0].log
     judged = SegmentOffsets(None)  # each file against its own segment, by gather
     out: list[pa.RecordBatch] = []
-    for table in found.tables:
+    size = opts.batch_rows
+    for table, files in zip(found.tables, found.files, strict=True):
         chunk = _Chunk(
             log.name, log.topic, log.partition, table, 0, found.buf, found.view, len(found.buf)
         )
@@ -269,7 +270,8 @@ def _group(opts: _Options, group: grouped.Group) -> list[pa.RecordBatch] | None:
         _decode_chunk(chunk, opts)
         if chunk.errors or chunk.null_timestamps:
             return None
-        out.extend(_rows(chunk.batches, 0, None, opts.batch_rows))
+        at = file_rows(chunk, files) if opts.locate else [(0, None, None)]
+        out.extend(b for lo, hi, where in at for b in _rows(chunk.batches, lo, hi, size, where))
     return out
 
 

@@ -18,9 +18,10 @@ control batch but Kafka's transaction markers, no timestamp Arrow cannot hold. W
 else shows, the group's files are read again one by one, which gives the verdict in Kafka's
 words with the file and position, and the rows around it exactly as before: damage costs a
 second read of one group at most, and a clean log never pays it. The rows are the same rows
-in the same order; record batches may span files (a caller asking for ``include_position``
-reads file by file, as does ``read_committed``, whose walk carries state between files, and
-``errors="salvage"``).
+in the same order; record batches may span files, save with ``include_position``, whose
+``file`` column then has each batch's one name as a file read alone gives it. Files are read
+one by one under ``read_committed`` (its walk carries state between files) and
+``errors="salvage"`` (its own walk).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .ranges import Window
 from .segment_offsets import SegmentOffsets, files_hold
 from .sources import is_stream_path
 
-__all__ = ["GROUP_FILE_BYTES", "Gathered", "Group", "gather", "runs"]
+__all__ = ["GROUP_FILE_BYTES", "Files", "Gathered", "Group", "gather", "runs"]
 
 #: Files below this size are read together. From here on a file's kernels outweigh its Python
 #: steps, and ``ahead.py`` reads it whole in a worker instead (``ahead.AHEAD_MIN_BYTES``).
@@ -54,6 +55,16 @@ class Group:
     sizes: tuple[int, ...]
 
 
+@dataclass(slots=True, frozen=True)
+class Files:
+    """The files of one of a group's tables: file ``k``'s frames start at row ``frames[k]``
+    of the table, its bytes at ``starts[k]`` of the buffer."""
+
+    frames: np.ndarray
+    starts: np.ndarray
+    names: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class Gathered:
     """A group's bytes, one after the other, and their frames as chunks' tables (positions
@@ -62,6 +73,7 @@ class Gathered:
     buf: np.ndarray
     view: memoryview
     tables: list[np.ndarray]
+    files: list[Files]
 
 
 def _size(window: Window) -> int | None:
@@ -121,19 +133,25 @@ def gather(group: Group, max_rows: int) -> Gathered | None:
     view = memoryview(buf)
     table = np.empty((MAX_FRAMES, fs.FRAME_COLUMNS), np.int64)
     tables: list[np.ndarray] = []
+    files: list[Files] = []
     n = rows = 0
     starts: list[int] = []
     segments: list[SegmentOffsets] = []
+    placed: list[tuple[int, str]] = []  # each file's bytes in buf, and its name
 
     def close() -> bool:
         nonlocal n, rows
         if n:
-            if not files_hold(table[:n], np.array(starts, np.int64), segments):
+            frames = np.array(starts, np.int64)
+            if not files_hold(table[:n], frames, segments):
                 return False
             tables.append(table[:n].copy())
+            at = np.array([a for a, _ in placed], np.int64)
+            files.append(Files(frames, at, tuple(name for _, name in placed)))
         n = rows = 0
         starts.clear()
         segments.clear()
+        placed.clear()
         return True
 
     at = 0
@@ -162,9 +180,10 @@ def gather(group: Group, max_rows: int) -> Gathered | None:
             return None  # a tail or damage: its own read reports it
         starts.append(n)
         segments.append(SegmentOffsets(log.base_offset, next_base=log.next_base))
+        placed.append((at, log.name))
         rows += int(np.maximum(table[n : n + k, fs.F_COUNT], 1).sum())
         n += k
         at += size
     if not close():
         return None
-    return Gathered(buf, view, tables)
+    return Gathered(buf, view, tables, files)

@@ -5,6 +5,7 @@ record)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import pyarrow as pa
 
 from ..kernels import fastscan as fs
 
-__all__ = ["located", "located_schema", "locator"]
+__all__ = ["file_rows", "located", "located_schema", "locator"]
 
 _FILE_TYPE = pa.dictionary(pa.int32(), pa.string())
 
@@ -47,3 +48,25 @@ def locator(chunk: Any):
         return located(batch, chunk.name, frame_positions[frames])
 
     return locate
+
+
+def file_rows(chunk: Any, files: Any) -> Iterator[tuple[int, int, Any]]:
+    """For a chunk of several files read into one buffer (``grouped.Gathered``: ``files``
+    says where each starts), each file's rows of the chunk, ``[start, end)``, with a locator
+    (:func:`locator`'s kind) for batches of that file's rows alone."""
+    rows_end = chunk.rows_end
+    positions = chunk.table[:, fs.F_POS]
+    frames = [*files.frames.tolist(), len(positions)]
+    for k, name in enumerate(files.names):
+        lo, hi = frames[k], frames[k + 1]
+        if lo == hi:
+            continue  # an empty file: no rows
+        first = int(rows_end[lo - 1]) if lo else 0
+        shifted = positions - files.starts[k]
+
+        def locate(row: int, batch: pa.RecordBatch, name=name, shifted=shifted) -> pa.RecordBatch:
+            rows = np.arange(row, row + batch.num_rows)
+            at = np.searchsorted(rows_end, rows, side="right")
+            return located(batch, name, shifted[at])
+
+        yield first, int(rows_end[hi - 1]), locate

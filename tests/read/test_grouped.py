@@ -6,6 +6,8 @@ groups are decoded together (markers included) and a damaged one is read again f
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kafka_format as kf
+from kafka_format.runtime.cli.app import main
 from kafka_format.runtime.format import layout
 from kafka_format.runtime.kernels import fastscan as fs
 from kafka_format.runtime.read import columnar, grouped
@@ -110,6 +113,8 @@ def _has_markers(paths: list[Path]) -> bool:
         {"start_offset": 40, "end_offset": 90},
         {"low_memory": True},
         {"errors": "skip"},
+        {"include_position": True},
+        {"include_position": True, "batch_rows": 37, "threads": 1},
     ],
     ids=str,
 )
@@ -152,9 +157,10 @@ def test_a_misplaced_segment_is_read_alone(log_dir, tmp_path, monkeypatch, group
     cut=st.booleans(),
     errors=st.sampled_from(["strict", "skip"]),
     threads=st.sampled_from([1, 2]),
+    located=st.booleans(),
 )
 def test_a_damaged_directory_reads_as_file_by_file(
-    log_dir, tmp_path_factory, picks, cut, errors, threads
+    log_dir, tmp_path_factory, picks, cut, errors, threads, located
 ):
     root = tmp_path_factory.mktemp("damaged") / "logs"
     shutil.copytree(log_dir, root)
@@ -167,7 +173,7 @@ def test_a_damaged_directory_reads_as_file_by_file(
             data = data[: len(data) - 7]  # a truncated tail too
         path.write_bytes(bytes(data))
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _same(root, monkeypatch, errors=errors, threads=threads)
+        _same(root, monkeypatch, errors=errors, threads=threads, include_position=located)
 
 
 def test_files_of_another_partition_or_too_big_are_not_joined(log_dir, monkeypatch):
@@ -233,3 +239,29 @@ def test_files_hold_is_each_segments_all_hold(case):
         if not segment.all_hold(t[:, fs.F_BASE], deltas, known):
             expected = False
     assert files_hold(table, starts, segments) == expected
+
+
+@pytest.mark.parametrize("options", [[], ["--canonical"], ["--salvage"]], ids=str)
+def test_dump_jsonl_of_small_segments_is_the_file_by_file_dump(
+    log_dir, tmp_path, monkeypatch, options
+):
+    # dump --jsonl reads with include_position (file and position on every line)
+    root = tmp_path / "logs"
+    shutil.copytree(log_dir, root)
+    segment = sorted(p for p in root.rglob("*.log") if p.stat().st_size > 200)[5]
+    data = bytearray(segment.read_bytes())
+    data[len(data) // 2] ^= 0x5A  # damage in one group: it is read again file by file
+    segment.write_bytes(bytes(data))
+
+    def dump() -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["dump", "--jsonl", *options, str(root)])
+        return status, out.getvalue(), err.getvalue()
+
+    together = dump()
+    with monkeypatch.context() as m:
+        m.setattr(grouped, "GROUP_FILE_BYTES", 0)
+        alone = dump()
+    assert together == alone
+    assert together[1].count("\n") > 1000
