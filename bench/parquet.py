@@ -173,16 +173,19 @@ def _decode_alone(
 ) -> tuple[list[dict], list[list]]:
     """What the tasks' Python does without Spark: ``read_split`` over the very splits
     ``kafka_log`` plans, one after the other in this process (the rows for both schemas);
-    and the floor's partitions (topic, partition, rows of each split)."""
+    and the floor's partitions (topic, partition, rows of each task)."""
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
     from kafka_format.spark_udfs._options import parse_options
-    from kafka_format.spark_udfs._planning import plan
+    from kafka_format.spark_udfs._planning import PackedSplits, plan, tasks
     from kafka_format.spark_udfs._reading import Counters, read_split
     from kafka_format.spark_udfs.datasource import kafka_schema, output_for
 
     options = parse_options({"path": str(logs)})
-    splits = plan(options)
+    # the tasks Spark runs: small splits of a partition packed into one (_planning.tasks)
+    splits = [
+        t.splits if isinstance(t, PackedSplits) else (t,) for t in tasks(plan(options), options)
+    ]
     # NARROW_SCHEMA as a StructType (parsing DDL needs a session; this runs before one).
     narrow = StructType(
         [StructField("topic", StringType()), StructField("partition", IntegerType())]
@@ -194,17 +197,18 @@ def _decode_alone(
 
         def decode(output: Any = output) -> list[int]:
             return [
-                sum(b.num_rows for b in read_split(s, options, output, Counters())) for s in splits
+                sum(b.num_rows for s in task for b in read_split(s, options, output, Counters()))
+                for task in splits
             ]
 
         load = os.getloadavg()[0]
         counts, first, best, cpu = _timed(decode, runs)
         if sum(counts) != sum(expected.values()):
             raise RuntimeError(f"{label}: {sum(counts)} records, expected {sum(expected.values())}")
-        parts = [[s.topic, s.partition, n] for s, n in zip(splits, counts, strict=True)]
+        parts = [[t[0].topic, t[0].partition, n] for t, n in zip(splits, counts, strict=True)]
         row = _row(label, "decode", sum(counts), size, first, best, runs, load)
         rows.append(row | {"cpu": (None, cpu[1])})
-        say(f"  {label}: first {first:.2f} s, best {best:.2f} s ({len(splits)} splits)")
+        say(f"  {label}: first {first:.2f} s, best {best:.2f} s ({len(splits)} tasks)")
     return rows, parts
 
 

@@ -36,7 +36,7 @@ from pyspark.sql.datasource import InputPartition
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ._options import parse_options
-from ._planning import KafkaLogSplit
+from ._planning import KafkaLogSplit, PackedSplits
 from ._reading import Counters, read_split
 from .datasource import KafkaLogDataSource, KafkaLogReader, kafka_schema, output_for
 
@@ -83,6 +83,10 @@ class KafkaLogMetricsDataSource(KafkaLogDataSource):
 
 class KafkaLogMetricsReader(KafkaLogReader):
     def read(self, partition: InputPartition):
+        if isinstance(partition, PackedSplits):  # a row a split all the same
+            for split in partition.splits:
+                yield from self.read(split)
+            return
         if not isinstance(partition, KafkaLogSplit):
             return
         fetched, corrupt = _Sum(), _Sum()

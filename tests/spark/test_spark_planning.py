@@ -30,9 +30,16 @@ from kafka_format.spark_udfs._options import (
     PerPartition,
     parse_options,
 )
-from kafka_format.spark_udfs._planning import Planner, _greedy_cuts
+from kafka_format.spark_udfs._planning import (
+    PACK_SPLIT_COST,
+    PackedSplits,
+    Planner,
+    _greedy_cuts,
+    tasks,
+)
 from kafka_format.spark_udfs._reading import Counters, read_split
-from kafka_format.spark_udfs.datasource import kafka_schema, output_for
+from kafka_format.spark_udfs.datasource import KafkaLogReader, kafka_schema, output_for
+from kafka_format.spark_udfs.metrics import KafkaLogMetricsReader
 
 T0 = 1_700_000_000_000
 
@@ -566,3 +573,50 @@ def test_uri_planning_reads_headers_not_segments(tmp_path):
     assert len(planner.splits) > 10
     # a few windows around the index entries chosen as cut points, and the indexes
     assert 0 < planner.bytes_read < logs
+
+
+# --- small splits packed into one task ------------------------------------------------------
+
+
+def test_small_splits_pack_into_a_task_a_partition(tmp_path):
+    a = write_plain(tmp_path, "plain", 0, batches=60)
+    b = write_plain(tmp_path, "plain", 1, batches=25)
+    opts = parse_options({"path": str(tmp_path), "includeHeaders": "true"})
+    splits = Planner(opts).plan()
+    assert len(splits) > 4  # 16 KiB segments: several a partition
+    packed = tasks(splits, opts)
+    assert [type(t) for t in packed] == [PackedSplits, PackedSplits]
+    assert [s for t in packed for s in t.splits] == splits  # each once, in order
+    assert {(s.topic, s.partition) for s in packed[0].splits} == {("plain", 0)}
+    assert pickle.loads(pickle.dumps(packed[0])) == packed[0]
+    # a packed task reads each split as a task of its own: the same rows, bytes and damage
+    out = output_for(kafka_schema(True), opts)
+    read = Sum()
+    reader = KafkaLogReader(opts, out, Counters(read, Sum()))
+    rows = [r for t in packed for batch in reader.read(t) for r in batch.to_pylist()]
+    assert offsets_values(rows) == expected(a) + expected(b)
+    assert read.value == sum(s.end - s.start for s in splits)
+    # what the metrics source reports: a row a split, not a task
+    metrics = KafkaLogMetricsReader(opts, out, Counters())
+    per_split = [row for t in packed for row in metrics.read(t)]
+    assert [(r[2], r[3], r[4]) for r in per_split] == [(s.name, s.start, s.end) for s in splits]
+
+
+def test_packing_keeps_within_max_bytes_and_min_partitions(tmp_path):
+    write_plain(tmp_path, "plain", 0, batches=60)
+    opts = parse_options({"path": str(tmp_path)})
+    splits = Planner(opts).plan()
+    cost = max(s.end - s.start for s in splits) + PACK_SPLIT_COST
+    limited = parse_options({"path": str(tmp_path), "maxBytesPerPartition": str(2 * cost)})
+    packed = tasks(splits, limited)
+    assert 1 < len(packed) < len(splits)
+    for t in packed:
+        parts = t.splits if isinstance(t, PackedSplits) else (t,)
+        assert len(parts) <= 2
+        assert sum(s.end - s.start + PACK_SPLIT_COST for s in parts) <= 2 * cost
+    # minPartitions: as many tasks as asked for where the splits allow
+    wanted = parse_options({"path": str(tmp_path), "minPartitions": "3"})
+    assert len(tasks(splits, wanted)) >= 3
+    # one split a task where none fits beside another
+    alone = parse_options({"path": str(tmp_path), "maxBytesPerPartition": str(cost)})
+    assert tasks(splits, alone) == splits

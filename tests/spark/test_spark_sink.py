@@ -155,8 +155,10 @@ def partition_dirs(root: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def source_df(spark, kafka, source):
-    """The source read once (cached: each write below reads it from memory)."""
-    return load(spark, source).cache()
+    """The source read once (cached: each write below reads it from memory), a task a
+    segment: a split counts 256 KiB more when small ones are packed (_planning.tasks), so no
+    two fit in 300 KiB."""
+    return load(spark, source, maxBytesPerPartition="300k").cache()
 
 
 @pytest.fixture(scope="module")
