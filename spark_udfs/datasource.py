@@ -306,7 +306,7 @@ from ._options import LOG, KafkaLogOptions, OptionError, parse_options
 from ._payloads import PayloadPlan, plan_payloads
 from ._planning import KafkaLogSplit, PackedSplits, plan, tasks
 from ._pushdown import LatenessCheck, Pushdown, translate
-from ._reading import Counters, Output, read_split
+from ._reading import Counters, Output, read_split, read_splits
 from .sink import KafkaLogWriter, writer_for
 from .streaming import KafkaLogStreamReader
 from .streaming_offsets import parse_stream_options, schema_options
@@ -409,7 +409,12 @@ class KafkaLogReader(DataSourceReader):
 
     def read(self, partition: InputPartition):
         if isinstance(partition, PackedSplits):  # small segments, one task
-            return itertools.chain.from_iterable(map(self._split, partition.splits))
+            splits = partition.splits
+            if self.payloads is None and self._joins():
+                # one read of them all: the runtime decodes small segments together
+                rows = read_splits(splits, self.options, self.output, self.counters)
+                return self.kept(rows, splits[0])
+            return itertools.chain.from_iterable(map(self._split, splits))
         if not isinstance(partition, KafkaLogSplit):
             return iter(())  # Spark's stand-in partition when planning found nothing
         return self._split(partition)
@@ -420,7 +425,18 @@ class KafkaLogReader(DataSourceReader):
 
     def rows(self, partition: KafkaLogSplit):
         """The split's rows as read, before payloads are decoded."""
-        return read_split(partition, self.options, self.output, self.counters)
+        return self.kept(read_split(partition, self.options, self.output, self.counters), partition)
+
+    def kept(self, rows, split: KafkaLogSplit):
+        """What the reader keeps of rows read (from ``split``, or from the splits of a packed
+        task after it): all of them."""
+        return rows
+
+    def _joins(self) -> bool:
+        """Whether a packed task's splits may be one read, their rows in batches that span
+        segments: not where a split's name goes with its rows (payloads decoded under
+        FAILFAST name the file of a failing row; see the subclass)."""
+        return True
 
 
 class KafkaLogPushdownReader(KafkaLogReader):
@@ -446,17 +462,24 @@ class KafkaLogPushdownReader(KafkaLogReader):
     def partitions(self) -> list[InputPartition]:
         return list(tasks(plan(self.options, self.pushdown), self.options))
 
-    def rows(self, partition: KafkaLogSplit):
+    def kept(self, rows, split: KafkaLogSplit):
         # Filtered before payloads are decoded: rows the WHERE clause drops are not decoded
         # (nor fail a FAILFAST read).
-        rows = super().rows(partition)
         push = self.pushdown
         if push is None:
             return rows
-        lateness = self.options.timestamp_lateness_ms
-        if lateness is not None and push.end_timestamp is not None:
-            rows = LatenessCheck(lateness, partition.name).rows(rows)
+        if self._lateness_checked():
+            rows = LatenessCheck(self.options.timestamp_lateness_ms, split.name).rows(rows)
         return push.filter(rows)
+
+    def _joins(self) -> bool:
+        # the lateness check names the file of the records it finds: a read a split
+        return not self._lateness_checked()
+
+    def _lateness_checked(self) -> bool:
+        push = self.pushdown
+        lateness = self.options.timestamp_lateness_ms
+        return push is not None and lateness is not None and push.end_timestamp is not None
 
 
 def output_for(schema: StructType, options: KafkaLogOptions) -> Output:

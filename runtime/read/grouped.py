@@ -80,8 +80,7 @@ def _size(window: Window) -> int | None:
     """A window's file size when it is a whole regular file below GROUP_FILE_BYTES, read on
     its own terms (a Spark split's piece shares its offset checks: read alone)."""
     log = window.log
-    whole = window.start == 0 and window.end is None
-    if not whole or window.first is not None or window.last is not None:
+    if window.start or window.first is not None or window.last is not None:
         return None
     if log.path is None or log.origin or log.offsets is not None or is_stream_path(log.path):
         return None
@@ -91,7 +90,8 @@ def _size(window: Window) -> int | None:
         return None  # read in its turn, which says what is wrong with it
     if not stat.S_ISREG(info.st_mode) or info.st_size >= GROUP_FILE_BYTES:
         return None
-    return info.st_size
+    # to the file's end (a Spark task's window ends where the file did when planned)
+    return info.st_size if window.end in (None, info.st_size) else None
 
 
 def runs(windows: Iterable[Window], cap: int) -> Iterator[Window | Group]:

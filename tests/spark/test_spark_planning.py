@@ -620,3 +620,62 @@ def test_packing_keeps_within_max_bytes_and_min_partitions(tmp_path):
     # one split a task where none fits beside another
     alone = parse_options({"path": str(tmp_path), "maxBytesPerPartition": str(cost)})
     assert tasks(splits, alone) == splits
+
+
+def _corrupt_schema(kind):
+    from pyspark.sql.types import StructField
+
+    return type(kafka_schema(True))([*kafka_schema(True).fields, StructField("_bad", kind())])
+
+
+@pytest.mark.parametrize(
+    "mode, column",
+    [("FAILFAST", None), ("DROPMALFORMED", None), ("PERMISSIVE", "string"),
+     ("PERMISSIVE", "binary"), ("SALVAGE", "string")],
+)  # fmt: skip
+@pytest.mark.parametrize("damaged", [False, True])
+def test_a_packed_task_reads_its_segments_as_one_read(tmp_path, monkeypatch, mode, column, damaged):
+    from pyspark.sql.types import BinaryType, StringType
+
+    from kafka_format.runtime.read import grouped
+
+    write_plain(tmp_path, "plain", 0, batches=60)
+    logs = sorted((tmp_path / "plain-0").glob("*.log"))
+    if damaged:
+        flip_crc(logs[2], 1)  # a group not clean: read again file by file
+    raw = {"path": str(tmp_path), "includeHeaders": "true", "mode": mode}
+    if column:
+        raw["columnNameOfCorruptRecord"] = "_bad"
+    opts = parse_options(raw)
+    schema = kafka_schema(True)
+    if column:
+        schema = _corrupt_schema(StringType if column == "string" else BinaryType)
+    out = output_for(schema, opts)
+    (task,) = tasks(Planner(opts).plan(), opts)
+    assert isinstance(task, PackedSplits) and len(task.splits) == len(logs)
+
+    def read(joined: bool):
+        read, corrupt = Sum(), Sum()
+        reader = KafkaLogReader(opts, out, Counters(read, corrupt))
+        monkeypatch.setattr(reader, "_joins", lambda: joined)
+        try:
+            rows = [r for batch in reader.read(task) for r in batch.to_pylist()]
+        except KafkaFormatError as exc:
+            return str(exc), read.value, corrupt.value
+        return rows, read.value, corrupt.value
+
+    gathered = []
+    gather = grouped.gather
+    monkeypatch.setattr(grouped, "gather", lambda *a: gathered.append(1) or gather(*a))
+    joined = read(True)
+    assert len(gathered) == (mode != "SALVAGE")  # one group for them all, but salvage's walk
+    assert joined == read(False)
+    if damaged and mode == "FAILFAST":
+        assert str(logs[2]) in joined[0]
+    elif damaged:
+        assert joined[2] == 1 and len(joined[0]) < 600
+        if column:
+            bad = [r["_bad"] for r in joined[0] if r["_bad"] is not None]
+            assert len(bad) == 1 and (column == "string" or bad[0][:8] != b"\0" * 8)
+    else:
+        assert len(joined[0]) == 600 and joined[2] == 0
