@@ -60,7 +60,7 @@ class Entry:
     path: str
     name: str
     is_dir: bool
-    #: Bytes of a file; 0 for a directory.
+    #: Bytes of a file; 0 for a directory, and for a file listed without sizes.
     size: int = 0
 
 
@@ -72,8 +72,9 @@ class Storage(Protocol):
         """The entry at ``path``; None when nothing is there."""
         ...
 
-    def list_dir(self, path: str) -> list[Entry]:
-        """The entries of a directory (not recursive), in no particular order."""
+    def list_dir(self, path: str, *, sizes: bool = True) -> list[Entry]:
+        """The entries of a directory (not recursive), in no particular order; ``sizes``
+        False: files' sizes may be left 0 where they would cost a call each."""
         ...
 
     def open(self, path: str) -> ByteSource: ...
@@ -147,13 +148,14 @@ class LocalStorage:
         is_dir = p.is_dir()
         return Entry(str(p), p.name, is_dir, 0 if is_dir else st.st_size)
 
-    def list_dir(self, path: str | os.PathLike[str]) -> list[Entry]:
+    def list_dir(self, path: str | os.PathLike[str], *, sizes: bool = True) -> list[Entry]:
         found = []
         with os.scandir(path) as entries:
             for e in entries:
                 try:
                     is_dir = e.is_dir()
-                    size = 0 if is_dir else e.stat().st_size
+                    # a stat a file: a partition of many small segments lists thousands
+                    size = e.stat().st_size if sizes and not is_dir else 0
                 except OSError:
                     continue  # vanished while listing (the broker deletes files)
                 found.append(Entry(e.path, e.name, is_dir, size))
@@ -245,8 +247,8 @@ class ArrowStorage:
         is_dir = found.type == pafs.FileType.Directory
         return Entry(found.path, found.base_name, is_dir, 0 if is_dir else (found.size or 0))
 
-    def list_dir(self, path: str) -> list[Entry]:
-        import pyarrow.fs as pafs
+    def list_dir(self, path: str, *, sizes: bool = True) -> list[Entry]:
+        import pyarrow.fs as pafs  # a listing gives the sizes: kept whatever ``sizes`` says
 
         infos = self.fs.get_file_info(pafs.FileSelector(path))
         return [

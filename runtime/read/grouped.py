@@ -36,7 +36,6 @@ import numpy as np
 from ..kernels import fastscan as fs
 from .ranges import Window
 from .segment_offsets import SegmentOffsets, files_hold
-from .sources import is_stream_path
 
 __all__ = ["GROUP_FILE_BYTES", "Files", "Gathered", "Group", "gather", "runs"]
 
@@ -82,12 +81,13 @@ def _size(window: Window) -> int | None:
     log = window.log
     if window.start or window.first is not None or window.last is not None:
         return None
-    if log.path is None or log.origin or log.offsets is not None or is_stream_path(log.path):
+    if log.path is None or log.origin or log.offsets is not None:
         return None
     try:
         info = os.stat(log.path)
     except OSError:
         return None  # read in its turn, which says what is wrong with it
+    # a pipe, a socket, a device: read as a stream, in its turn
     if not stat.S_ISREG(info.st_mode) or info.st_size >= GROUP_FILE_BYTES:
         return None
     # to the file's end (a Spark task's window ends where the file did when planned)
