@@ -60,7 +60,7 @@ class Entry:
     path: str
     name: str
     is_dir: bool
-    #: Bytes of a file; 0 for a directory, and for a file listed without sizes.
+    #: Bytes of a file; 0 for a directory.
     size: int = 0
 
 
@@ -72,9 +72,8 @@ class Storage(Protocol):
         """The entry at ``path``; None when nothing is there."""
         ...
 
-    def list_dir(self, path: str, *, sizes: bool = True) -> list[Entry]:
-        """The entries of a directory (not recursive), in no particular order; ``sizes``
-        False: files' sizes may be left 0 where they would cost a call each."""
+    def list_dir(self, path: str) -> list[Entry]:
+        """The entries of a directory (not recursive), in no particular order."""
         ...
 
     def open(self, path: str) -> ByteSource: ...
@@ -148,14 +147,13 @@ class LocalStorage:
         is_dir = p.is_dir()
         return Entry(str(p), p.name, is_dir, 0 if is_dir else st.st_size)
 
-    def list_dir(self, path: str | os.PathLike[str], *, sizes: bool = True) -> list[Entry]:
+    def list_dir(self, path: str | os.PathLike[str]) -> list[Entry]:
         found = []
         with os.scandir(path) as entries:
             for e in entries:
                 try:
                     is_dir = e.is_dir()
-                    # a stat a file: a partition of many small segments lists thousands
-                    size = e.stat().st_size if sizes and not is_dir else 0
+                    size = 0 if is_dir else e.stat().st_size
                 except OSError:
                     continue  # vanished while listing (the broker deletes files)
                 found.append(Entry(e.path, e.name, is_dir, size))
@@ -247,8 +245,8 @@ class ArrowStorage:
         is_dir = found.type == pafs.FileType.Directory
         return Entry(found.path, found.base_name, is_dir, 0 if is_dir else (found.size or 0))
 
-    def list_dir(self, path: str, *, sizes: bool = True) -> list[Entry]:
-        import pyarrow.fs as pafs  # a listing gives the sizes: kept whatever ``sizes`` says
+    def list_dir(self, path: str) -> list[Entry]:
+        import pyarrow.fs as pafs
 
         infos = self.fs.get_file_info(pafs.FileSelector(path))
         return [

@@ -252,8 +252,7 @@ def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery
             )
             found.targets.append(Target(info.path, False, topic, partition, info.size))
         return found
-    # The targets' entries are named, not sized: what a file holds its read says.
-    entries = storage.list_dir(info.path, sizes=False)
+    entries = storage.list_dir(info.path)
     if any(_live_log(e) is not None for e in entries):
         _add_partition(storage, info.path, entries, found)
         return found
@@ -274,7 +273,7 @@ def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery
             continue
         subdirs.append((parsed_dir.topic, parsed_dir.partition, entry.path))
     for _, _, sub in sorted(subdirs):
-        _add_partition(storage, sub, storage.list_dir(sub, sizes=False), found)
+        _add_partition(storage, sub, storage.list_dir(sub), found)
     if not found.targets and explicit and not found.skipped:
         raise KafkaFormatError(
             "no .log segments here, nor partition directories (topic-N) holding them",
