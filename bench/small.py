@@ -719,11 +719,13 @@ def _where_the_time_goes(gens: list[dict]) -> list[str]:
     if best < TARGET_RECORDS_S:
         lines[0] += (
             f" The target is not met ({best / 1e6:.2f} M records/s at best). Those kernels "
-            "alone take about 0.075 s of one core (profiled here), so two cores kept busy with "
-            "nothing else would read these records at about 7 M records/s at most, and 5 M "
-            "leaves about 0.015 s for the rest of the read: the listing alone takes most of it. "
-            "What would reach it: more cores (the groups are decoded on the workers, ahead), "
-            "and a listing that does not stat every index file."
+            "alone take about 0.075 s of one core (a profile of a one-thread read on this "
+            "machine), so two cores kept busy with nothing else would read these records at "
+            "about 7 M records/s at most, and 5 M leaves about 0.015 s for the rest of the "
+            "read, less than the listing alone takes (a stat a file, the indexes' too: the "
+            "listing also gives Spark's planner the segments' sizes). What would reach it: "
+            "more cores (the groups are decoded on the workers, ahead, while the calling "
+            "thread emits), and a listing that stats only the segments."
         )
     spark = first.get("spark")
     if spark and "error" not in spark:

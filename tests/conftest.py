@@ -242,6 +242,25 @@ def _write_transactions(log_dir: Path) -> dict[str, int]:
     return offsets
 
 
+def _damage_segments(paths: list[Path], picks, cut: bool) -> None:
+    """Flip a byte of the segments ``picks`` names (``(which, where)`` pairs, each taken
+    modulo the segments' count and the file's size); with ``cut``, cut 7 bytes off the end of
+    each segment picked too (a truncated tail)."""
+    for which, at in picks:
+        path = paths[which % len(paths)]
+        data = bytearray(path.read_bytes())
+        data[at % len(data)] ^= 0x5A
+        if cut:
+            data = data[: len(data) - 7]
+        path.write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="session")
+def damage_segments():
+    """``_damage_segments``, for the hypothesis tests of damaged directories."""
+    return _damage_segments
+
+
 @pytest.fixture(scope="session")
 def write_transactions():
     """``_write_transactions``: committed, aborted, empty, open and hanging transactions."""

@@ -264,6 +264,10 @@ def verify_partition(
 ) -> None:
     partition = Partition.open(path)
     placement = placements.for_directory(Path(path), report) if placements else None
+    # small segments' records read a run at a time, each file's as its own read gives them
+    from ..read.files_ahead import FilesAhead  # numba: only where records are read
+
+    ahead = FilesAhead([segment.log for segment in partition.segments])
     for n, segment in enumerate(partition.segments):
         following = partition.segments[n + 1] if n + 1 < len(partition.segments) else None
         verify_segment(
@@ -273,6 +277,7 @@ def verify_partition(
             is_last=following is None,
             progress=progress,
             placement=placement,
+            ahead=ahead,
         )
     if placement is not None:
         placement.finish()
@@ -299,8 +304,10 @@ def verify_segment(
     is_last: bool = True,
     progress: Progress | None = None,
     placement: PartitionPlacement | None = None,
+    ahead: Any = None,
 ) -> None:
-    """Check a segment's log and indexes, each against the log."""
+    """Check a segment's log and indexes, each against the log (``ahead``: its partition's
+    small segments read at once)."""
     log_report = report.new(segment.log, "log")
     log = None
     if segment.log.is_file():
@@ -311,6 +318,7 @@ def verify_segment(
             next_base_offset=next_base_offset,
             progress=progress,
             placement=placement,
+            ahead=ahead,
         )
 
     def missing(kind: FileKind) -> str:

@@ -22,6 +22,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -320,10 +321,14 @@ def _counts(table: np.ndarray, positions: list[np.ndarray]) -> np.ndarray | None
     return np.bincount(frame, minlength=len(starts)).astype(np.int64)
 
 
-def _fast_rows(path: Path, walk: _Walk, keys: bool, name: str | None = None) -> _Rows | None:
+def _fast_rows(
+    path: Path, walk: _Walk, keys: bool, name: str | None = None, ahead: Any = None
+) -> _Rows | None:
     """The records through ``iter_arrow_batches``; None when they cannot be laid on frames.
     Only offsets, timestamps and (for the partitioner check) keys are kept: 16 bytes a record
-    and the keys, whatever the values weigh. ``name``: the file's, where ``path`` is a copy."""
+    and the keys, whatever the values weigh. ``name``: the file's, where ``path`` is a copy.
+    ``ahead``: a ``read.files_ahead.FilesAhead`` holding the partition's small segments'
+    reads (the same batches and report as this file's own read)."""
     from ..read.columnar import iter_arrow_batches  # numba: only where records are wanted
 
     name = name or str(path)
@@ -332,7 +337,12 @@ def _fast_rows(path: Path, walk: _Walk, keys: bool, name: str | None = None) -> 
     offsets, stamps, key_parts = [], [], []
     mode = "salvage" if walk.salvaged else "skip"
     positions = []
-    for chunk in iter_arrow_batches(path, errors=mode, report=found, include_position=True):
+    read = ahead.take(path) if ahead is not None and mode == "skip" else None
+    if read is not None:
+        chunks, found = read
+    else:
+        chunks = iter_arrow_batches(path, errors=mode, report=found, include_position=True)
+    for chunk in chunks:
         positions.append(chunk.column("position").to_numpy())
         offsets.append(chunk.column("offset").to_numpy())
         stamps.append(chunk.column("timestamp").cast(pa.int64()))
@@ -440,11 +450,13 @@ def scan_log(
     next_base_offset: int | None = None,
     progress: Progress | None = None,
     placement: PartitionPlacement | None = None,
+    ahead: Any = None,
 ) -> ScannedLog:
     """Read every batch of a log file, decode its records, and report what is wrong;
     ``placement`` is shown the data records of every batch whose CRC holds. A pipe, a FIFO
     or ``/dev/stdin`` is read once into a temporary file first (the walk, the records and
-    the control batches each read the file again); findings keep its own name."""
+    the control batches each read the file again); findings keep its own name. ``ahead``:
+    the partition's small segments read at once (``read.files_ahead``)."""
     if is_stream_path(path):
         with spooled(path) as copy:
             scanned = _scan_log(
@@ -452,7 +464,9 @@ def scan_log(
             )
         scanned.path = path
         return scanned
-    return _scan_log(path, str(path), report, base_offset, next_base_offset, progress, placement)
+    return _scan_log(
+        path, str(path), report, base_offset, next_base_offset, progress, placement, ahead
+    )
 
 
 def _scan_log(
@@ -463,6 +477,7 @@ def _scan_log(
     next_base_offset: int | None,
     progress: Progress | None,
     placement: PartitionPlacement | None,
+    ahead: Any = None,
 ) -> ScannedLog:
     scanned = ScannedLog(path, path.stat().st_size)
     if progress is not None:
@@ -476,7 +491,7 @@ def _scan_log(
             # Past framing damage as errors="salvage" reads (its walk checks every CRC as it
             # goes, so an intact log keeps the plain walk).
             walk = _walk(view, name, salvage=True)
-    rows = _fast_rows(path, walk, keys, name)
+    rows = _fast_rows(path, walk, keys, name, ahead)
     if rows is None:
         with LogInput(name, path=path).open() as view:
             rows = _reference_rows(view, walk, name, keys, _base_of(path), next_base_offset)
@@ -587,6 +602,8 @@ def _record_checks(
         )
     )
     _gaps(scanned, rows.offsets, counts, last, damage, report)
+    if _offsets_hold(batches, rows.errors, base_offset, next_base_offset):
+        return  # nothing for the loop below to report, found without a step a batch
     previous = None
     for info in batches:
         if info.position in rows.errors:
@@ -684,6 +701,25 @@ def _gaps(scanned: ScannedLog, offsets, counts, last, damage, report: FileReport
         listed[0][2],
         [{"offset": a, "next": b, "position": p, "damage": d} for a, b, p, d in listed],
     )
+
+
+def _offsets_hold(
+    batches: list, errors: dict, base_offset: int | None, next_base_offset: int | None
+) -> bool:
+    """Whether :func:`_check_batch_offsets` passes every undamaged batch, each after the one
+    before it (the segment's rule, ``SegmentOffsets.all_hold``, or increasing offsets in a
+    file that is no segment): the common case, judged in a few passes."""
+    kept = [b for b in batches if b.position not in errors]
+    firsts = np.fromiter((b.base_offset for b in kept), np.int64, len(kept))
+    lasts = np.fromiter((b.last_offset for b in kept), np.int64, len(kept))
+    if not bool((lasts >= firsts).all()):
+        return False
+    if base_offset is None:
+        return bool((firsts[1:] > lasts[:-1]).all())
+    if not bool((firsts >= base_offset).all()):
+        return False  # and so at or above 0: no difference below wraps
+    segment = SegmentOffsets(base_offset, next_base=next_base_offset)
+    return segment.all_hold(firsts, lasts - firsts, None)
 
 
 def _check_batch_offsets(

@@ -32,6 +32,9 @@ the route is different:
    Under ``"salvage"`` the frames come from ``salvage.salvage_scan`` (the reference's walk,
    past framing damage) instead of step 1's scan alone.
 
+Small whole segments of a partition (below 256 KiB) are read into one buffer and go through
+steps 1-4 as one chunk (``grouped.py``), where a file's own steps cost more than its batches.
+
 Memory stays bounded whatever the file size: a chunk is ~16 MiB of frames at most (compressed
 bytes count four times), at most four are alive at once, and the pages of a mapped file
 already decoded are given back with ``madvise(MADV_DONTNEED)``.

@@ -10,6 +10,8 @@ import random
 from dataclasses import astuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_format.runtime.analysis import verify_log
 from kafka_format.runtime.analysis.report import FileReport
@@ -63,3 +65,34 @@ def test_fast_path_and_reference_agree(tmp_path, seed):
         path.write_bytes(bytes(data))
         problems += _same(path, base)
     assert problems  # the damage was seen
+
+
+# --- the batches' offsets, judged at once where they hold --------------------------------------
+
+_OFFSET = st.one_of(
+    st.integers(-3, 40), st.sampled_from([(1 << 31) - 1, 1 << 31, (1 << 63) - 1, -(1 << 63)])
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    spans=st.lists(st.tuples(_OFFSET, _OFFSET), max_size=6),
+    damaged=st.sets(st.integers(0, 5)),
+    base=st.one_of(st.none(), st.integers(0, 10)),
+    following=st.one_of(st.none(), st.integers(0, 60)),
+)
+def test_offsets_judged_at_once_as_batch_by_batch(spans, damaged, base, following):
+    batches = [
+        verify_log.BatchInfo(i * 100, 100, first, last, None, -1, False, None)
+        for i, (first, last) in enumerate(spans)
+    ]
+    errors = {i * 100: None for i in damaged}
+    report = FileReport("f", "log")
+    previous = None
+    for info in batches:
+        if info.position in errors:
+            continue
+        verify_log._check_batch_offsets(report, info, previous, base, following)
+        previous = info.last_offset
+    held = verify_log._offsets_hold(batches, errors, base, following)
+    assert held == (not report.problems)

@@ -100,15 +100,11 @@ def test_ranges_and_limits_read_ahead_as_in_order(log_dir):
     cut=st.booleans(),
     errors=st.sampled_from(["strict", "skip", "salvage"]),
 )
-def test_a_damaged_directory_reads_ahead_as_in_order(log_dir, tmp_path_factory, picks, cut, errors):
+def test_a_damaged_directory_reads_ahead_as_in_order(
+    log_dir, tmp_path_factory, damage_segments, picks, cut, errors
+):
     root = tmp_path_factory.mktemp("damaged") / "logs"
     shutil.copytree(log_dir, root)
     segments = _segments(root)
-    for which, at in picks:
-        path = segments[which % len(segments)]
-        data = bytearray(path.read_bytes())
-        data[at % len(data)] ^= 0x5A
-        if cut:
-            data = data[: len(data) - 7]  # a truncated tail too
-        path.write_bytes(bytes(data))
+    damage_segments(segments, picks, cut)
     _same(root, errors=errors)

@@ -160,18 +160,12 @@ def test_a_misplaced_segment_is_read_alone(log_dir, tmp_path, monkeypatch, group
     located=st.booleans(),
 )
 def test_a_damaged_directory_reads_as_file_by_file(
-    log_dir, tmp_path_factory, picks, cut, errors, threads, located
+    log_dir, tmp_path_factory, damage_segments, picks, cut, errors, threads, located
 ):
     root = tmp_path_factory.mktemp("damaged") / "logs"
     shutil.copytree(log_dir, root)
     segments = sorted(p for p in root.rglob("*.log") if p.stat().st_size > 200)
-    for which, at in picks:
-        path = segments[which % len(segments)]
-        data = bytearray(path.read_bytes())
-        data[at % len(data)] ^= 0x5A
-        if cut:
-            data = data[: len(data) - 7]  # a truncated tail too
-        path.write_bytes(bytes(data))
+    damage_segments(segments, picks, cut)
     with pytest.MonkeyPatch.context() as monkeypatch:
         _same(root, monkeypatch, errors=errors, threads=threads, include_position=located)
 

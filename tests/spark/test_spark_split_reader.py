@@ -104,18 +104,12 @@ def test_a_uri_reads_as_the_local_path(log_dir, monkeypatch, fetch):
     mode=st.sampled_from(sorted(ERRORS)),
 )
 def test_a_damaged_directory_reads_as_read_table(
-    log_dir, tmp_path_factory, monkeypatch, picks, cut, mode
+    log_dir, tmp_path_factory, damage_segments, monkeypatch, picks, cut, mode
 ):
     root = tmp_path_factory.mktemp("damaged") / "logs"
     shutil.copytree(log_dir, root)
     segments = sorted(p for p in root.rglob("*.log") if p.stat().st_size > 200)
-    for which, at in picks:
-        path = segments[which % len(segments)]
-        data = bytearray(path.read_bytes())
-        data[at % len(data)] ^= 0x5A
-        if cut:
-            data = data[: len(data) - 7]
-        path.write_bytes(bytes(data))
+    damage_segments(segments, picks, cut)
     rows, damage, error = _spark_rows(str(root), mode=mode)
     want, want_damage, want_error = _table_rows(root, errors=ERRORS[mode])
     if mode == "FAILFAST":
