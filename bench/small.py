@@ -722,10 +722,10 @@ def _where_the_time_goes(gens: list[dict]) -> list[str]:
             "alone take about 0.075 s of one core (a profile of a one-thread read on this "
             "machine), so two cores kept busy with nothing else would read these records at "
             "about 7 M records/s at most, and 5 M leaves about 0.015 s for the rest of the "
-            "read, less than the listing alone takes (a stat a file, the indexes' too: the "
-            "listing also gives Spark's planner the segments' sizes). What would reach it: "
+            "read, about what the listing alone takes (it stats only the segments, whose "
+            "sizes Spark's planner takes from it, not their indexes). What would reach it: "
             "more cores (the groups are decoded on the workers, ahead, while the calling "
-            "thread emits), and a listing that stats only the segments."
+            "thread emits)."
         )
     spark = first.get("spark")
     if spark and "error" not in spark:

@@ -23,6 +23,7 @@ import contextlib
 import mmap
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -60,7 +61,7 @@ class Entry:
     path: str
     name: str
     is_dir: bool
-    #: Bytes of a file; 0 for a directory.
+    #: Bytes of a file; 0 for a directory, and for a file whose size was not asked for.
     size: int = 0
 
 
@@ -72,8 +73,10 @@ class Storage(Protocol):
         """The entry at ``path``; None when nothing is there."""
         ...
 
-    def list_dir(self, path: str) -> list[Entry]:
-        """The entries of a directory (not recursive), in no particular order."""
+    def list_dir(self, path: str, *, sized: Callable[[str], bool] | None = None) -> list[Entry]:
+        """The entries of a directory (not recursive), in no particular order; ``sized``:
+        which files' sizes are wanted, by name (the others' may be left 0 where a size costs
+        a call each); None: every file's."""
         ...
 
     def open(self, path: str) -> ByteSource: ...
@@ -147,13 +150,17 @@ class LocalStorage:
         is_dir = p.is_dir()
         return Entry(str(p), p.name, is_dir, 0 if is_dir else st.st_size)
 
-    def list_dir(self, path: str | os.PathLike[str]) -> list[Entry]:
+    def list_dir(
+        self, path: str | os.PathLike[str], *, sized: Callable[[str], bool] | None = None
+    ) -> list[Entry]:
         found = []
         with os.scandir(path) as entries:
             for e in entries:
                 try:
                     is_dir = e.is_dir()
-                    size = 0 if is_dir else e.stat().st_size
+                    # a stat a file: a partition of small segments lists thousands
+                    wanted = not is_dir and (sized is None or sized(e.name))
+                    size = e.stat().st_size if wanted else 0
                 except OSError:
                     continue  # vanished while listing (the broker deletes files)
                 found.append(Entry(e.path, e.name, is_dir, size))
@@ -245,8 +252,8 @@ class ArrowStorage:
         is_dir = found.type == pafs.FileType.Directory
         return Entry(found.path, found.base_name, is_dir, 0 if is_dir else (found.size or 0))
 
-    def list_dir(self, path: str) -> list[Entry]:
-        import pyarrow.fs as pafs
+    def list_dir(self, path: str, *, sized: Callable[[str], bool] | None = None) -> list[Entry]:
+        import pyarrow.fs as pafs  # a listing gives every size: ``sized`` changes nothing
 
         infos = self.fs.get_file_info(pafs.FileSelector(path))
         return [

@@ -252,7 +252,9 @@ def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery
             )
             found.targets.append(Target(info.path, False, topic, partition, info.size))
         return found
-    entries = storage.list_dir(info.path)
+    # Sizes of the segments only: Spark's planner takes them from here (Partition.from_listing);
+    # the indexes, three files in four, are named, not sized.
+    entries = storage.list_dir(info.path, sized=_is_log_name)
     if any(_live_log(e) is not None for e in entries):
         _add_partition(storage, info.path, entries, found)
         return found
@@ -273,7 +275,7 @@ def discover(storage: Storage, path: str, *, explicit: bool = True) -> Discovery
             continue
         subdirs.append((parsed_dir.topic, parsed_dir.partition, entry.path))
     for _, _, sub in sorted(subdirs):
-        _add_partition(storage, sub, storage.list_dir(sub), found)
+        _add_partition(storage, sub, storage.list_dir(sub, sized=_is_log_name), found)
     if not found.targets and explicit and not found.skipped:
         raise KafkaFormatError(
             "no .log segments here, nor partition directories (topic-N) holding them",
@@ -306,6 +308,11 @@ def _add_partition(
     if any(_live_log(e) is not None for e in entries):
         topic, partition = _topic_partition(directory)
         found.targets.append(Target(directory, True, topic, partition, 0, tuple(entries)))
+
+
+def _is_log_name(name: str) -> bool:
+    """Whether a name may be a segment's, live or not (``.log``, then perhaps a suffix)."""
+    return FileKind.LOG.suffix in name
 
 
 def _live_log(entry: Entry) -> int | None:

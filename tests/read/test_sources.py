@@ -330,3 +330,23 @@ def test_partition_directory_with_a_damaged_segment_in_skip_mode(tmp_path):
     (lost_batch,) = kf.iter_batches(bytes(damaged[:lost]), verify_crc=False)
     n_lost = len(lost_batch.records)
     assert got == expected[:5] + expected[5 + n_lost :]
+
+
+def test_a_listing_sizes_the_segments_spark_plans_by(tmp_path):
+    # Spark's planner builds its partitions from discover's listing (Partition.from_listing
+    # takes the .log entries' sizes): a segment listed without its size plans no split.
+    from kafka_format.runtime.files.storage import LOCAL
+    from kafka_format.runtime.log.partition import Partition
+    from kafka_format.runtime.read.sources import discover
+    from kafka_format.runtime.write.generate import generate_log_dir
+
+    generate_log_dir(tmp_path / "logs", seed=2, records=300)
+    targets = discover(LOCAL, str(tmp_path / "logs")).targets
+    assert targets
+    for target in targets:
+        logs = [e for e in target.entries if e.name.endswith(".log")]
+        assert logs and all(e.size == os.stat(e.path).st_size for e in logs)
+        partition = Partition.from_listing(target.path, list(target.entries), LOCAL)
+        assert [s.size for s in partition.segments] == [
+            os.stat(s.log).st_size for s in partition.segments
+        ]
