@@ -178,7 +178,7 @@ def _decode_alone(
 
     from kafka_format.spark_udfs._options import parse_options
     from kafka_format.spark_udfs._planning import PackedSplits, plan, tasks
-    from kafka_format.spark_udfs._reading import Counters, read_split
+    from kafka_format.spark_udfs._reading import Counters, read_split, read_splits
     from kafka_format.spark_udfs.datasource import kafka_schema, output_for
 
     options = parse_options({"path": str(logs)})
@@ -196,8 +196,16 @@ def _decode_alone(
         output = output_for(schema, options)
 
         def decode(output: Any = output) -> list[int]:
+            # as a task reads: a packed task's splits as one read (read_splits)
             return [
-                sum(b.num_rows for s in task for b in read_split(s, options, output, Counters()))
+                sum(
+                    b.num_rows
+                    for b in (
+                        read_splits(task, options, output, Counters())
+                        if len(task) > 1
+                        else read_split(task[0], options, output, Counters())
+                    )
+                )
                 for task in splits
             ]
 
