@@ -253,9 +253,9 @@ def _never(window: Window) -> None:
 
 
 def _group(opts: _Options, group: grouped.Group) -> list[pa.RecordBatch] | None:
-    """Small whole files of one partition decoded as one chunk (``grouped.py``), their rows in
-    record batches of at most ``batch_rows``; None where one is not clean, for the caller to
-    read each alone, which says what is wrong where."""
+    """Small whole files decoded as one chunk (``grouped.py``), their rows in record batches
+    of at most ``batch_rows``; None where one is not clean, for the caller to read each alone,
+    which says what is wrong where."""
     found = grouped.gather(group, _budget(opts)[0])
     if found is None:
         return None
@@ -273,7 +273,7 @@ def _group(opts: _Options, group: grouped.Group) -> list[pa.RecordBatch] | None:
         _decode_chunk(chunk, opts)
         if chunk.errors or chunk.null_timestamps:
             return None
-        at = file_rows(chunk, files) if opts.locate else [(0, None, None)]
+        at = file_rows(chunk, files, opts.locate)
         out.extend(b for lo, hi, where in at for b in _rows(chunk.batches, lo, hi, size, where))
     return out
 

@@ -1,11 +1,12 @@
-"""Small segments of a partition read as one chunk: one buffer, one frame table, one decode.
+"""Small segments read as one chunk: one buffer, one frame table, one decode.
 
 A file costs about 0.6 ms of Python besides its kernels (opened and mapped, scanned, its
 segment's offsets judged, planned, decoded, a dozen numpy and Arrow calls), and a directory of
 small segments (``kafka-format generate``'s 32 KiB, a quiet partition's, a compacted topic's)
 spends most of its read there: 0.36 M records/s where its batches alone allow several M
-(``bench/results.md``, small batches). Here consecutive whole files of one partition, each
-below :data:`GROUP_FILE_BYTES`, are read into one buffer (:func:`runs` chooses them, by their
+(``bench/results.md``, small batches), and so does a log dir of many quiet partitions, a
+small segment in each. Here consecutive whole files, each below :data:`GROUP_FILE_BYTES`, of
+one partition or several, are read into one buffer (:func:`runs` chooses them, by their
 sizes), each scanned in place by the kernel into one frame table (:func:`gather`), their
 offsets checked against their own segments at once (``segment_offsets.files_hold``), and
 ``columnar`` decodes the table as it decodes one file's chunk: one plan, one call for CRCs,
@@ -18,8 +19,9 @@ control batch but Kafka's transaction markers, no timestamp Arrow cannot hold. W
 else shows, the group's files are read again one by one, which gives the verdict in Kafka's
 words with the file and position, and the rows around it exactly as before: damage costs a
 second read of one group at most, and a clean log never pays it. The rows are the same rows
-in the same order; record batches may span files, save with ``include_position``, whose
-``file`` column then has each batch's one name as a file read alone gives it. Files are read
+in the same order, each with its own file's topic and partition; record batches may span
+files of one partition, and with ``include_position`` never span files (the ``file`` column
+then has each batch's one name, as a file read alone gives it). Files are read
 one by one under ``read_committed`` (its walk carries state between files) and
 ``errors="salvage"`` (its own walk).
 """
@@ -57,11 +59,18 @@ class Group:
 @dataclass(slots=True, frozen=True)
 class Files:
     """The files of one of a group's tables: file ``k``'s frames start at row ``frames[k]``
-    of the table, its bytes at ``starts[k]`` of the buffer."""
+    of the table, its bytes at ``starts[k]`` of the buffer; ``places[k]``: its topic and
+    partition."""
 
     frames: np.ndarray
     starts: np.ndarray
     names: tuple[str, ...]
+    places: tuple[tuple[str | None, int | None], ...]
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the files are of more than one partition."""
+        return len(set(self.places)) > 1
 
 
 @dataclass(slots=True)
@@ -95,8 +104,9 @@ def _size(window: Window) -> int | None:
 
 
 def runs(windows: Iterable[Window], cap: int) -> Iterator[Window | Group]:
-    """The windows in order, consecutive small whole files of one partition joined into
-    groups of at most ``cap`` bytes; a lone one stays a window."""
+    """The windows in order, consecutive small whole files joined into groups of at most
+    ``cap`` bytes, of one partition or several (a log dir of many quiet partitions holds a
+    small segment in each); a lone one stays a window."""
     held: list[Window] = []
     sizes: list[int] = []
 
@@ -114,10 +124,7 @@ def runs(windows: Iterable[Window], cap: int) -> Iterator[Window | Group]:
             yield from flush()
             yield window
             continue
-        place = (window.log.topic, window.log.partition)
-        if held and (
-            (held[0].log.topic, held[0].log.partition) != place or sum(sizes) + size > cap
-        ):
+        if held and sum(sizes) + size > cap:
             yield from flush()
         held.append(window)
         sizes.append(size)
@@ -137,7 +144,7 @@ def gather(group: Group, max_rows: int) -> Gathered | None:
     n = rows = 0
     starts: list[int] = []
     segments: list[SegmentOffsets] = []
-    placed: list[tuple[int, str]] = []  # each file's bytes in buf, and its name
+    placed: list[tuple[int, str, tuple]] = []  # each file's bytes in buf, name, partition
 
     def close() -> bool:
         nonlocal n, rows
@@ -146,8 +153,9 @@ def gather(group: Group, max_rows: int) -> Gathered | None:
             if not files_hold(table[:n], frames, segments):
                 return False
             tables.append(table[:n].copy())
-            at = np.array([a for a, _ in placed], np.int64)
-            files.append(Files(frames, at, tuple(name for _, name in placed)))
+            at = np.array([a for a, _, _ in placed], np.int64)
+            names = tuple(name for _, name, _ in placed)
+            files.append(Files(frames, at, names, tuple(place for _, _, place in placed)))
         n = rows = 0
         starts.clear()
         segments.clear()
@@ -180,7 +188,7 @@ def gather(group: Group, max_rows: int) -> Gathered | None:
             return None  # a tail or damage: its own read reports it
         starts.append(n)
         segments.append(SegmentOffsets(log.base_offset, next_base=log.next_base))
-        placed.append((at, log.name))
+        placed.append((at, log.name, (log.topic, log.partition)))
         rows += int(np.maximum(table[n : n + k, fs.F_COUNT], 1).sum())
         n += k
         at += size

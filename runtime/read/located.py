@@ -50,23 +50,52 @@ def locator(chunk: Any):
     return locate
 
 
-def file_rows(chunk: Any, files: Any) -> Iterator[tuple[int, int, Any]]:
-    """For a chunk of several files read into one buffer (``grouped.Gathered``: ``files``
-    says where each starts), each file's rows of the chunk, ``[start, end)``, with a locator
-    (:func:`locator`'s kind) for batches of that file's rows alone."""
+def file_rows(chunk: Any, files: Any, locate: bool) -> Iterator[tuple[int, int | None, Any]]:
+    """For a chunk of several files read into one buffer (``grouped.Files`` says where each
+    starts, its name and its partition), its rows as ``[start, end)`` runs, each with what
+    completes a batch of that run's rows (``(first row, batch) -> batch``, or None): a run a
+    file with ``locate`` (its name and batch positions added, as :func:`locator` adds them),
+    else a run a partition; where the files are of several partitions, each run's rows get
+    its own topic and partition (the decoder wrote the first file's)."""
+    mixed = files.mixed
+    if not (locate or mixed):
+        yield 0, None, None
+        return
     rows_end = chunk.rows_end
     positions = chunk.table[:, fs.F_POS]
     frames = [*files.frames.tolist(), len(positions)]
-    for k, name in enumerate(files.names):
+    runs: list[tuple[int, int, int]] = []  # (first file, first frame, end frame)
+    for k in range(len(files.names)):
         lo, hi = frames[k], frames[k + 1]
         if lo == hi:
             continue  # an empty file: no rows
-        first = int(rows_end[lo - 1]) if lo else 0
-        shifted = positions - files.starts[k]
+        if runs and not locate and files.places[runs[-1][0]] == files.places[k]:
+            runs[-1] = (runs[-1][0], runs[-1][1], hi)
+        else:
+            runs.append((k, lo, hi))
+    for k, lo, hi in runs:
+        name, place, shifted = files.names[k], files.places[k], positions - files.starts[k]
 
-        def locate(row: int, batch: pa.RecordBatch, name=name, shifted=shifted) -> pa.RecordBatch:
-            rows = np.arange(row, row + batch.num_rows)
-            at = np.searchsorted(rows_end, rows, side="right")
+        def complete(row: int, batch: pa.RecordBatch, name=name, place=place, shifted=shifted):
+            if mixed:
+                batch = _placed(batch, *place)
+            if not locate:
+                return batch
+            at = np.searchsorted(rows_end, np.arange(row, row + batch.num_rows), side="right")
             return located(batch, name, shifted[at])
 
-        yield first, int(rows_end[hi - 1]), locate
+        yield (int(rows_end[lo - 1]) if lo else 0), int(rows_end[hi - 1]), complete
+
+
+def _placed(batch: pa.RecordBatch, topic: str | None, partition: int | None) -> pa.RecordBatch:
+    """``batch`` with ``topic`` and ``partition`` in every row."""
+    for name, value in (("topic", topic), ("partition", partition)):
+        i = batch.schema.get_field_index(name)
+        kind = batch.schema.field(i).type
+        column = (
+            pa.nulls(batch.num_rows, kind)
+            if value is None
+            else pa.repeat(pa.scalar(value, kind), batch.num_rows)
+        )
+        batch = batch.set_column(i, batch.schema.field(i), column)
+    return batch

@@ -123,18 +123,18 @@ def test_options_read_as_file_by_file(log_dir, monkeypatch, options):
 
 
 def test_a_group_over_a_chunk_splits_into_several(log_dir, monkeypatch, groups):
-    monkeypatch.setattr(columnar, "_chunk_rows", 300)
+    monkeypatch.setattr(columnar, "_chunk_rows", 2000)
     tables = []
     gather = grouped.gather
 
     def counted(*args):
         found = gather(*args)
-        tables.append(0 if found is None else len(found.tables))  # None: a file over 300
+        tables.append(0 if found is None else len(found.tables))  # None: a file over 2000
         return found
 
     monkeypatch.setattr(grouped, "gather", counted)
     _same(log_dir, monkeypatch, threads=1)
-    assert max(tables) > 1
+    assert max(tables) > 1 and 0 not in tables  # split, and none read again alone
 
 
 def test_a_misplaced_segment_is_read_alone(log_dir, tmp_path, monkeypatch, groups):
@@ -170,13 +170,10 @@ def test_a_damaged_directory_reads_as_file_by_file(
         _same(root, monkeypatch, errors=errors, threads=threads, include_position=located)
 
 
-def test_files_of_another_partition_or_too_big_are_not_joined(log_dir, monkeypatch):
+def test_runs_keep_every_window_once_in_order_within_the_cap(log_dir, monkeypatch):
     windows = list(kf.runtime.read.request.ReadRequest.of(log_dir).windows())
     units = list(grouped.runs(windows, 1 << 62))
-    for unit in units:
-        if isinstance(unit, grouped.Group):
-            assert len({(w.log.topic, w.log.partition) for w in unit.windows}) == 1
-            assert len(unit.windows) > 1
+    assert all(len(u.windows) > 1 for u in units if isinstance(u, grouped.Group))
     flat = [w for u in units for w in (u.windows if isinstance(u, grouped.Group) else [u])]
     assert flat == windows  # every window once, in order
     cap = max(p.stat().st_size for p in log_dir.rglob("*.log"))
@@ -185,6 +182,30 @@ def test_files_of_another_partition_or_too_big_are_not_joined(log_dir, monkeypat
             assert sum(unit.sizes) <= cap
     monkeypatch.setattr(grouped, "GROUP_FILE_BYTES", 0)
     assert list(grouped.runs(windows, 1 << 62)) == windows
+
+
+@pytest.fixture(scope="module")
+def quiet_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("quiet") / "logs"
+    # many partitions, a small segment or two in each: groups span partitions
+    generate_log_dir(root, seed=4, partitions=12, records=40)
+    return root
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"threads": 1}, {"threads": 2}, {"include_position": True}, {"batch_rows": 29}],
+    ids=str,
+)
+def test_groups_across_partitions_read_as_file_by_file(quiet_dir, monkeypatch, groups, options):
+    table, *_ = _same(quiet_dir, monkeypatch, include_headers=True, **options)
+    dirs = {p.parent for p in quiet_dir.rglob("*.log")}
+    assert len(dirs) > 40 and table.num_rows > 1000
+    assert groups and None not in groups
+    assert len(groups) < len(dirs) / 4  # most groups hold several partitions
+    topics, partitions = table.column("topic").to_pylist(), table.column("partition").to_pylist()
+    seen = set(zip(topics, partitions, strict=True))
+    assert len(seen) > 40  # each row has its own file's topic and partition
 
 
 # --- files_hold against SegmentOffsets, segment by segment -----------------------------------
