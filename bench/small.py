@@ -795,7 +795,7 @@ def render_generated(gens: list[dict] | dict) -> list[str]:
         "load moving between 100 and 1,000,000 records/s, so quiet spells give one-record "
         "batches), the same with `--segment-bytes 2MiB` (the same records in fewer, larger "
         "segments), and a log dir of many quiet partitions (`--partitions 50 --records 40`: "
-        "a small segment or two in each of 400 partitions), then `read_table(DIR)` "
+        "a small segment or two in each partition), then `read_table(DIR)` "
         "(no headers) with its default threads and with "
         "`threads=1`, best of the runs after a warm-up read; batches and records counted by "
         "`iter_batches` (control batches left out; a v0/v1 wrapper counts its messages). "
