@@ -98,6 +98,9 @@ def _read(run: list[Path]) -> dict[Path, Read]:
             by_name[batch.column("file").dictionary[0].as_py()].append(batch)
     except (KafkaFormatError, OSError):
         return {}
+    found = [*report.errors, *report.truncated, *report.timestamps_out_of_range]
+    if any(getattr(entry, "file", None) not in by_name for entry in found):
+        return {}  # an entry no file can be given: each file's own read reports it
     out: dict[Path, Read] = {}
     for path in run:
         name = str(path)

@@ -50,7 +50,7 @@ MAX_FRAMES = 65536
 
 @dataclass(slots=True, frozen=True)
 class Group:
-    """Whole small files of one partition, in order, to be decoded together."""
+    """Whole small files, in order, to be decoded together."""
 
     windows: tuple[Window, ...]
     sizes: tuple[int, ...]
