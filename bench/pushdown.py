@@ -526,8 +526,13 @@ def _verdict(rows: list[dict], fixed: float, full: dict) -> list[str]:
             f"full scan {full['best']:.2f} s; " + "; ".join(parts) + ". With pushdown the tasks "
             "hand Spark only the rows the `WHERE` keeps, so a read that keeps few of the rows "
             "it decodes can take less than its bytes' share; a read of a few segments pays "
-            "Spark's "
-            "cost per task (a task per segment) on top of its bytes."
+            "Spark's cost per task on top of its bytes."
+        )
+    else:
+        out.append(
+            f"- Time in proportion: Spark's fixed cost (`partition = -1`) is {fixed:.2f} s and "
+            f"the full scan {full['best']:.2f} s: the full scan is within the fixed cost here, "
+            "so the reads' times say nothing of their bytes."
         )
     return out
 
