@@ -32,8 +32,8 @@ the route is different:
    Under ``"salvage"`` the frames come from ``salvage.salvage_scan`` (the reference's walk,
    past framing damage) instead of step 1's scan alone.
 
-Small whole segments of a partition (below 256 KiB) are read into one buffer and go through
-steps 1-4 as one chunk (``grouped.py``), where a file's own steps cost more than its batches.
+Small whole segments (below 256 KiB, of one partition or several) are read into one buffer
+and go through steps 1-4 as one chunk (``grouped.py``): a file's own steps cost more.
 
 Memory stays bounded whatever the file size: a chunk is ~16 MiB of frames at most (compressed
 bytes count four times), at most four are alive at once, and the pages of a mapped file
@@ -212,7 +212,7 @@ def iter_arrow_batches(
         # whose walk carries a partition's state from file to file.
         small = small_file if committed is None and pipeline.workers > 1 else _never
         each = request.windows(from_start=committed is not None)
-        # Small segments of a partition decoded together (grouped.py): files read one by one
+        # Small segments decoded together (grouped.py): files read one by one
         # under read_committed (its walk), salvage (its own walk) and binary_view (its maps).
         if committed is None and not (opts.salvage or opts.binary_view):
             each = grouped.runs(each, _budget(opts)[1] // COMPRESSED_WEIGHT)
