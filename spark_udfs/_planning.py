@@ -56,6 +56,7 @@ from ..runtime.files.storage import Storage
 from ..runtime.files.txnindex import TransactionIndex
 from ..runtime.log.partition import Partition, Segment
 from ..runtime.model import ControlType
+from ..runtime.read.grouped import packs
 from ..runtime.read.sources import Skipped
 from ..runtime.read.transactions import AbortedWalk, TxnEvent
 from ._dataloss import check_data_loss
@@ -566,33 +567,20 @@ def tasks(
     Python data source floor 0.5 s."""
     limit = options.max_bytes_per_partition
     if options.min_partitions:
-        total = sum(s.end - s.start + PACK_SPLIT_COST for s in splits)
+        total = sum(_pack_cost(s) for s in splits)
         limit = min(limit, -(-total // options.min_partitions))
-    packed: list[KafkaLogSplit | PackedSplits] = []
-    held: list[KafkaLogSplit] = []
-    weight = 0
+    return [
+        PackedSplits(tuple(held)) if len(held) > 1 else held[0]
+        for held, _ in packs(splits, _pack_cost, limit, key=_kafka_partition)
+    ]
 
-    def flush() -> None:
-        if len(held) > 1:
-            packed.append(PackedSplits(tuple(held)))
-        else:
-            packed.extend(held)
-        held.clear()
 
-    for split in splits:
-        cost = split.end - split.start + PACK_SPLIT_COST
-        if held and (
-            (held[0].fs_uri, held[0].topic, held[0].partition)
-            != (split.fs_uri, split.topic, split.partition)
-            or weight + cost > limit
-        ):
-            flush()
-        if not held:
-            weight = 0
-        held.append(split)
-        weight += cost
-    flush()
-    return packed
+def _pack_cost(split: KafkaLogSplit) -> int:
+    return split.end - split.start + PACK_SPLIT_COST
+
+
+def _kafka_partition(split: KafkaLogSplit) -> tuple:
+    return split.fs_uri, split.topic, split.partition
 
 
 def plan(options: KafkaLogOptions, pushdown: Pushdown | None = None) -> list[KafkaLogSplit]:

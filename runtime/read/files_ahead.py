@@ -60,16 +60,10 @@ class FilesAhead:
             return found
         self._held.clear()  # asked out of order: what was read ahead is not wanted
         at = self._where.get(path)
-        if at is None or _size(path) is None:
+        if at is None:
             return None
-        run = [path]
-        total = _size(path) or 0
-        for later in self._paths[at + 1 :]:
-            size = _size(later)
-            if size is None or total + size > RUN_BYTES:
-                break
-            run.append(later)
-            total += size
+        # the run from this file on, by the rule of groups (stats taken until it ends)
+        run, _ = next(grouped.packs(iter(self._paths[at:]), _size, RUN_BYTES))
         if len(run) < 2:
             return None
         self._held = _read(run)

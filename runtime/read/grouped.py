@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -39,13 +40,15 @@ from ..kernels import fastscan as fs
 from .ranges import Window
 from .segment_offsets import SegmentOffsets, files_hold
 
-__all__ = ["GROUP_FILE_BYTES", "Files", "Gathered", "Group", "gather", "runs"]
+__all__ = ["GROUP_FILE_BYTES", "Files", "Gathered", "Group", "gather", "packs", "runs"]
 
 #: Files below this size are read together. From here on a file's kernels outweigh its Python
 #: steps, and ``ahead.py`` reads it whole in a worker instead (``ahead.AHEAD_MIN_BYTES``).
 GROUP_FILE_BYTES = 256 * 1024
 #: Frames a chunk's table holds (``columnar``'s scan takes as many).
 MAX_FRAMES = 65536
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True, frozen=True)
@@ -103,32 +106,48 @@ def _size(window: Window) -> int | None:
     return info.st_size if window.end in (None, info.st_size) else None
 
 
+def packs(
+    items: Iterable[T],
+    cost: Callable[[T], int | None],
+    cap: int,
+    key: Callable[[T], object] | None = None,
+) -> Iterator[tuple[list[T], list[int]]]:
+    """The items in order, in packs of consecutive ones whose costs add up to at most ``cap``
+    (an item is never split off alone for its own cost) and, with ``key``, share its value;
+    an item whose cost is None is a pack of its own with no costs. Each pack with its costs.
+    The one rule for small files read together: here (:func:`runs`), a command's runs
+    (``files_ahead``) and Spark's tasks (``spark_udfs._planning.tasks``)."""
+    held: list[T] = []
+    costs: list[int] = []
+    total = 0
+    for item in items:
+        weight = cost(item)
+        if held and (
+            weight is None
+            or total + weight > cap
+            or (key is not None and key(held[0]) != key(item))
+        ):
+            yield held, costs
+            held, costs, total = [], [], 0
+        if weight is None:
+            yield [item], []
+            continue
+        held.append(item)
+        costs.append(weight)
+        total += weight
+    if held:
+        yield held, costs
+
+
 def runs(windows: Iterable[Window], cap: int) -> Iterator[Window | Group]:
     """The windows in order, consecutive small whole files joined into groups of at most
     ``cap`` bytes, of one partition or several (a log dir of many quiet partitions holds a
     small segment in each); a lone one stays a window."""
-    held: list[Window] = []
-    sizes: list[int] = []
-
-    def flush() -> Iterator[Window | Group]:
+    for held, sizes in packs(windows, _size, cap):
         if len(held) > 1:
             yield Group(tuple(held), tuple(sizes))
         else:
-            yield from held
-        held.clear()
-        sizes.clear()
-
-    for window in windows:
-        size = _size(window)
-        if size is None:
-            yield from flush()
-            yield window
-            continue
-        if held and sum(sizes) + size > cap:
-            yield from flush()
-        held.append(window)
-        sizes.append(size)
-    yield from flush()
+            yield held[0]
 
 
 def gather(group: Group, max_rows: int) -> Gathered | None:

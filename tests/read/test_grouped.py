@@ -280,3 +280,28 @@ def test_dump_jsonl_of_small_segments_is_the_file_by_file_dump(
         alone = dump()
     assert together == alone
     assert together[1].count("\n") > 1000
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 50)), st.integers(0, 2))),
+    cap=st.integers(1, 120),
+    keyed=st.booleans(),
+)
+def test_packs_keep_order_cap_and_key(items, cap, keyed):
+    key = (lambda item: item[1]) if keyed else None
+    out = list(grouped.packs(items, lambda item: item[0], cap, key))
+    assert [item for held, _ in out for item in held] == items  # each once, in order
+    for i, (held, costs) in enumerate(out):
+        after = out[i + 1] if i + 1 < len(out) else None
+        if any(item[0] is None for item in held):
+            assert held and len(held) == 1 and costs == []  # no cost: alone
+            continue
+        assert costs == [item[0] for item in held]
+        assert len(held) == 1 or sum(costs) <= cap
+        if keyed:
+            assert len({item[1] for item in held}) == 1
+        if after is not None and after[1]:  # a pack ends only where the next would not fit
+            nxt = after[0][0]
+            joined = sum(costs) + nxt[0] <= cap and (not keyed or nxt[1] == held[0][1])
+            assert nxt[0] is None or not joined
