@@ -144,11 +144,8 @@ def read_splits(
             yield from _read_split(split, options, output, counters)
         _settle_worker()
         return
-    windows = []
-    for split in splits:
-        log = LogInput(split.name, path=Path(split.path), **_where(split))
-        windows.append(Window(log, 0, split.end))  # as planned, should the file grow
-        counters.add_bytes(max(0, min(split.end, Path(split.path).stat().st_size) - split.start))
+    # each window ends as planned, should the file grow
+    windows = [Window(_local_input(split, counters), 0, split.end) for split in splits]
     yield from _SplitReader(splits[0], options, output, counters).run_whole(windows)
     _settle_worker()
 
@@ -162,6 +159,12 @@ def _whole_local(split: KafkaLogSplit) -> bool:
         and split.end_offset is None
         and not split.aborted
     )
+
+
+def _local_input(split: KafkaLogSplit, counters: Counters) -> LogInput:
+    """A local split's segment as an input, its bytes counted as fetched."""
+    counters.add_bytes(max(0, min(split.end, Path(split.path).stat().st_size) - split.start))
+    return LogInput(split.name, path=Path(split.path), **_where(split))
 
 
 def _where(split: KafkaLogSplit) -> dict[str, Any]:
@@ -182,9 +185,7 @@ def _read_split(
     base_offset = where["base_offset"]
     task = _SplitReader(split, options, output, counters)
     if split.fs_uri is None:
-        log = LogInput(split.name, path=Path(split.path), **where)
-        counters.add_bytes(max(0, min(split.end, Path(split.path).stat().st_size) - split.start))
-        yield from task.run(log, split.start, split.end)
+        yield from task.run(_local_input(split, counters), split.start, split.end)
         return
     with ArrowFile(FsRef(split.fs_uri).filesystem(), split.path, name=split.name) as reader:
         size = reader.size()
