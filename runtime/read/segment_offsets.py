@@ -160,10 +160,7 @@ def files_hold(table: np.ndarray, starts: np.ndarray, segments: list[SegmentOffs
     # A segment with no base checks nothing: its frames are compared with themselves.
     bases = np.repeat(np.array([s.base or 0 for s in segments], np.int64), counts)
     bases = np.where(checked, bases, firsts)
-    v2 = table[:, fs.F_MAGIC] == 2
-    deltas = np.where(v2, table[:, fs.F_LAST_DELTA], 0)
-    # v0/v1: a wrapper holds only its last offset
-    known = v2 | ((table[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
+    deltas, known = _spans(table)
     if not bool((~checked | ((firsts >= bases) & (deltas >= 0))).all()):
         return False
     # no wrap: each first at or above its base, each delta at least 0
@@ -175,11 +172,21 @@ def files_hold(table: np.ndarray, starts: np.ndarray, segments: list[SegmentOffs
     )
     if not bool((~checked | (lasts < ends)).all()):
         return False
-    low = np.where(known, firsts, lasts)
+    low = firsts if known is None else np.where(known, firsts, lasts)
     follows = low[1:] > lasts[:-1]
     # a segment's first frame has no bar
     follows[starts[(starts > 0) & (starts < len(table))] - 1] = True
     return bool((~checked[1:] | follows).all())
+
+
+def _spans(table: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """A frame table's last offset deltas, and where each first offset is held (None: in
+    every frame; a v0/v1 frame's delta is 0, and a wrapper holds only its last offset)."""
+    v2 = table[:, fs.F_MAGIC] == 2
+    if bool(v2.all()):  # the common case: the columns as they are, no copy
+        return table[:, fs.F_LAST_DELTA], None
+    deltas = np.where(v2, table[:, fs.F_LAST_DELTA], 0)
+    return deltas, v2 | ((table[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
 
 
 def judge_frame(
@@ -218,13 +225,7 @@ def judge_frames(
     rows = np.arange(len(table)) if bool(ok.all()) else np.flatnonzero(ok)
     t = table if len(rows) == len(table) else table[rows]
     base = t[:, fs.F_BASE]
-    v2 = t[:, fs.F_MAGIC] == 2
-    if bool(v2.all()):
-        deltas, known = t[:, fs.F_LAST_DELTA], None
-    else:
-        deltas = np.where(v2, t[:, fs.F_LAST_DELTA], 0)
-        # v0/v1: a wrapper holds only its last offset
-        known = v2 | ((t[:, fs.F_ATTR] & layout.LEGACY_ATTR_COMPRESSION_MASK) == 0)
+    deltas, known = _spans(t)
     if segment.all_hold(base, deltas, known):
         # the bar: the last batch whose CRC holds (one CRC, as a rule)
         for k in range(len(rows) - 1, -1, -1):
