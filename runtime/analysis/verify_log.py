@@ -314,11 +314,22 @@ def _counts(table: np.ndarray, positions: list[np.ndarray]) -> np.ndarray | None
     """Rows the fast path yielded for each readable frame, from each row's batch position;
     None when a row's position is no frame's (the rows cannot be laid on the frames)."""
     starts = table[:, fs.F_POS]
-    at = np.concatenate([np.zeros(0, np.int64), *positions])
-    frame = np.searchsorted(starts, at)
-    if len(at) and (frame.max() >= len(starts) or not (starts[frame] == at).all()):
+    # A batch's rows are consecutive: each run of one position is laid on its frame, so
+    # the frames are searched once a batch, not once a row (a run cut between two record
+    # batches is two runs of one frame, added up).
+    at, lengths = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for p in positions:
+        if len(p):
+            runs = np.flatnonzero(np.diff(p, prepend=p[0] - 1))
+            at.append(p[runs])
+            lengths.append(np.diff(runs, append=len(p)))
+    first = np.concatenate(at)
+    frame = np.searchsorted(starts, first)
+    if len(first) and (frame.max() >= len(starts) or not (starts[frame] == first).all()):
         return None
-    return np.bincount(frame, minlength=len(starts)).astype(np.int64)
+    counts = np.zeros(len(starts), np.int64)
+    np.add.at(counts, frame, np.concatenate(lengths))
+    return counts
 
 
 def _fast_rows(
@@ -372,11 +383,12 @@ def _fast_rows(
     with LogInput(name, path=path).open() as view:  # for the few frames decoded here
         controls = _controls(view, table, name)
     stamp = pa.chunked_array(stamps, pa.int64()).combine_chunks()
+    unstamped = stamp.null_count > 0  # only magic 0 records have none
     return _Rows(
         counts,
         np.concatenate([np.zeros(0, np.int64), *offsets]),
-        stamp.fill_null(0).to_numpy() // 1000,
-        ~np.asarray(stamp.is_null(), bool),
+        (stamp.fill_null(0) if unstamped else stamp).to_numpy() // 1000,
+        ~np.asarray(stamp.is_null(), bool) if unstamped else np.ones(len(stamp), bool),
         pa.chunked_array(key_parts, pa.binary()).combine_chunks() if keys else None,
         errors,
         controls,
@@ -571,7 +583,6 @@ def _record_checks(
     t = walk.table[walk.readable]
     header_base, v2 = t[:, fs.F_BASE], t[:, fs.F_MAGIC] == 2
     last = np.where(v2, t[:, fs.F_BASE] + t[:, fs.F_LAST_DELTA], t[:, fs.F_BASE])
-    owner = np.repeat(np.arange(len(batches)), counts)
     starts = np.cumsum(counts) - counts
     filled = np.flatnonzero(counts > 0)
     if len(filled):
@@ -579,9 +590,13 @@ def _record_checks(
         # the largest stamped timestamp of its records, for all batches at once (the batches
         # with records hold consecutive runs of rows).
         at = starts[filled]
-        stamps = np.where(rows.stamped, rows.timestamps, np.iinfo(np.int64).min)
-        largest = np.maximum.reduceat(stamps, at).tolist()
-        any_stamped = np.logical_or.reduceat(rows.stamped, at).tolist()
+        if rows.stamped.all():  # the common case: no magic 0 record, nothing to mask
+            largest = np.maximum.reduceat(rows.timestamps, at).tolist()
+            any_stamped = [True] * len(at)
+        else:
+            stamps = np.where(rows.stamped, rows.timestamps, np.iinfo(np.int64).min)
+            largest = np.maximum.reduceat(stamps, at).tolist()
+            any_stamped = np.logical_or.reduceat(rows.stamped, at).tolist()
         firsts = rows.offsets[at].tolist()
         for i, first, stamped, stamp in zip(
             filled.tolist(), firsts, any_stamped, largest, strict=True
@@ -594,7 +609,7 @@ def _record_checks(
         control = rows.controls.get(info.position)
         if control is not None:
             info.control_type = control[0]
-    _in_batch(batches, rows.offsets, owner, header_base, last, v2, report)
+    _in_batch(batches, rows.offsets, counts, header_base, last, v2, report)
     damage = np.unique(
         np.fromiter(
             [*rows.errors, *(d.position for d in walk.damages if d.position is not None)],
@@ -612,7 +627,7 @@ def _record_checks(
         previous = info.last_offset
 
 
-def _in_batch(batches, offsets, owner, header_base, last, v2, report: FileReport) -> None:
+def _in_batch(batches, offsets, counts, header_base, last, v2, report: FileReport) -> None:
     """The inner offsets of v0/v1 wrappers that no broker writes, as warnings.
 
     A v2 record's offset is judged by the record decoders (``batches.offset_delta_damage``,
@@ -623,8 +638,9 @@ def _in_batch(batches, offsets, owner, header_base, last, v2, report: FileReport
     v0; so do both decoders), so they are no damage: a warning, since index lookups by offset
     go wrong on them. A wrapper at offset 0 is left out: librdkafka's (v1) keeps its inner
     offsets as they are, whatever they are."""
-    if not len(offsets):
-        return
+    if not (~v2 & (counts > 0)).any():
+        return  # no wrapper's inner offsets to judge (v2's are the decoders')
+    owner = np.repeat(np.arange(len(batches)), counts)
     legacy = ~v2[owner]
     wrapper = last[owner]
     outside = legacy & (offsets > wrapper) & (header_base[owner] != 0)
@@ -653,28 +669,38 @@ def _gaps(scanned: ScannedLog, offsets, counts, last, damage, report: FileReport
     if not n:
         return
     has = counts > 0
-    steps = np.where(has, counts, 1)
-    is_record = np.repeat(has, steps)
-    seq = np.empty(int(steps.sum()), np.int64)
-    seq[is_record] = offsets
-    seq[~is_record] = last[~has]
-    owner = np.repeat(np.arange(n), steps)
-    gap = np.zeros(len(seq), bool)
-    gap[1:] = is_record[1:] & (seq[1:] > seq[:-1] + 1)
-    found = np.flatnonzero(gap)
+    if has.all():  # the common case: the records are the sequence
+        steps, seq = counts, offsets
+        gap = seq[1:] > seq[:-1] + 1
+    else:
+        steps = np.where(has, counts, 1)
+        is_record = np.repeat(has, steps)
+        seq = np.empty(int(steps.sum()), np.int64)
+        seq[is_record] = offsets
+        seq[~is_record] = last[~has]
+        gap = is_record[1:] & (seq[1:] > seq[:-1] + 1)
+    found = np.flatnonzero(gap) + 1
     if not len(found):
         return
+    ends = np.cumsum(steps)
+
+    def owner(k: np.ndarray) -> np.ndarray:
+        return np.searchsorted(ends, k, side="right")
+
     scanned.has_gaps = True
     # A gap is damage's doing when damage lies from the batch of the offset before it to the
     # batch of the offset after it (a damaged batch's own header offsets, its lost records,
     # or bytes that framed no batch): only the other gaps are compaction's to explain.
     positions = np.fromiter((b.position for b in scanned.batches), np.int64, n)
-    before, after = positions[owner[found - 1]], positions[owner[found]]
+    before, after = positions[owner(found - 1)], positions[owner(found)]
     damaged = np.searchsorted(damage, after, "right") > np.searchsorted(damage, before, "left")
     listed = [
-        (int(seq[k - 1]), int(seq[k]), int(positions[owner[k]]), bool(d))
-        for k, d in zip(
-            found[:MAX_LISTED_GAPS].tolist(), damaged[:MAX_LISTED_GAPS].tolist(), strict=True
+        (int(seq[k - 1]), int(seq[k]), int(p), bool(d))
+        for k, p, d in zip(
+            found[:MAX_LISTED_GAPS].tolist(),
+            after[:MAX_LISTED_GAPS].tolist(),
+            damaged[:MAX_LISTED_GAPS].tolist(),
+            strict=True,
         )
     ]
     count = len(found)

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..kernels import fastscan as fs
 
-__all__ = ["file_rows", "located", "located_schema", "locator"]
+__all__ = ["file_rows", "located", "located_schema", "locator", "row_positions"]
 
 _FILE_TYPE = pa.dictionary(pa.int32(), pa.string())
 
@@ -34,6 +34,18 @@ def located(batch: pa.RecordBatch, name: str, positions: np.ndarray) -> pa.Recor
     )
 
 
+def row_positions(rows_end: np.ndarray, positions: np.ndarray, first: int, n: int) -> np.ndarray:
+    """The batch position of each of the rows ``[first, first + n)`` of a chunk whose frame
+    ``i`` decoded the rows below ``rows_end[i]`` (a frame without rows holds none): each
+    frame's position repeated over its rows, found by two searches, not one a row."""
+    if n <= 0:
+        return np.zeros(0, np.int64)
+    lo = int(np.searchsorted(rows_end, first, side="right"))
+    hi = int(np.searchsorted(rows_end, first + n - 1, side="right")) + 1
+    bounds = np.clip(rows_end[lo:hi], first, first + n)
+    return np.repeat(positions[lo:hi], np.diff(bounds, prepend=first))
+
+
 def locator(chunk: Any):
     """``(first row, batch) -> batch`` adding the rows' file and batch positions, for the rows
     of a decoded chunk of one file (``columnar._Chunk``: its frame table, the position of its
@@ -43,9 +55,9 @@ def locator(chunk: Any):
     rows_end = chunk.rows_end
 
     def locate(first: int, batch: pa.RecordBatch) -> pa.RecordBatch:
-        rows = np.arange(first, first + batch.num_rows)
-        frames = np.searchsorted(rows_end, rows, side="right")
-        return located(batch, chunk.name, frame_positions[frames])
+        return located(
+            batch, chunk.name, row_positions(rows_end, frame_positions, first, batch.num_rows)
+        )
 
     return locate
 
@@ -81,8 +93,7 @@ def file_rows(chunk: Any, files: Any, locate: bool) -> Iterator[tuple[int, int |
                 batch = _placed(batch, *place)
             if not locate:
                 return batch
-            at = np.searchsorted(rows_end, np.arange(row, row + batch.num_rows), side="right")
-            return located(batch, name, shifted[at])
+            return located(batch, name, row_positions(rows_end, shifted, row, batch.num_rows))
 
         yield (int(rows_end[lo - 1]) if lo else 0), int(rows_end[hi - 1]), complete
 

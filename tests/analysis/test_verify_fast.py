@@ -6,15 +6,19 @@ bytes flipped here."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import astuple
+from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_format.runtime.analysis import verify_log
 from kafka_format.runtime.analysis.report import FileReport
+from kafka_format.runtime.kernels import fastscan as fs
 from kafka_format.runtime.read.sources import LogInput
 from kafka_format.runtime.write.generate import generate_log_dir
 
@@ -96,3 +100,63 @@ def test_offsets_judged_at_once_as_batch_by_batch(spans, damaged, base, followin
         previous = info.last_offset
     held = verify_log._offsets_hold(batches, errors, base, following)
     assert held == (not report.problems)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 4), min_size=1, max_size=8),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_rows_counted_a_run_at_a_time_as_a_row_at_a_time(counts, cuts):
+    """``_counts`` lays each run of one position on its frame; the same as one search a row,
+    wherever the rows are cut into record batches."""
+    table = np.zeros((len(counts), fs.FRAME_COLUMNS), np.int64)
+    table[:, fs.F_POS] = np.arange(len(counts)) * 100 + 7
+    rows = np.repeat(table[:, fs.F_POS], counts)
+    edges = sorted({0, len(rows), *(c for c in cuts if c <= len(rows))})
+    parts = [rows[a:b] for a, b in itertools.pairwise(edges)]
+    counted = verify_log._counts(table, parts)
+    expected = np.bincount(np.searchsorted(table[:, fs.F_POS], rows), minlength=len(counts))
+    assert counted.tolist() == expected.tolist()
+    assert verify_log._counts(table, [*parts, np.array([8])]) is None  # no frame's position
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batches=st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=8
+    )
+)
+def test_gaps_found_as_a_walk_over_the_offsets_finds_them(batches):
+    """``_gaps``: a record more than one above the offset before it (the record's before it,
+    or the last offset of a batch without decoded records), in a plain walk."""
+    infos, offsets, counts, lasts, sequence = [], [], [], [], []
+    at = 0
+    for i, (step, n, after) in enumerate(batches):
+        first = at + step
+        records = list(range(first, first + n))
+        last = (records[-1] if records else first) + after
+        infos.append(verify_log.BatchInfo(i * 100, 100, first, last, None, -1, False, None))
+        offsets += records
+        counts.append(n)
+        lasts.append(last)
+        sequence += [(o, True, i) for o in records] or [(last, False, i)]
+        at = last + 1
+    report = FileReport("f", "log")
+    scanned = verify_log.ScannedLog(Path("f"), 0, infos)
+    verify_log._gaps(
+        scanned,
+        np.array(offsets, np.int64),
+        np.array(counts, np.int64),
+        np.array(lasts, np.int64),
+        np.zeros(0, np.int64),
+        report,
+    )
+    walked = [
+        (a[0], b[0], b[2] * 100)
+        for a, b in itertools.pairwise(sequence)
+        if b[1] and b[0] > a[0] + 1
+    ]
+    assert scanned.has_gaps == bool(walked)
+    listed = [(d["offset"], d["next"], d["position"]) for p in report.problems for d in p.details]
+    assert listed == walked[: verify_log.MAX_LISTED_GAPS]
