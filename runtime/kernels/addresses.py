@@ -85,6 +85,18 @@ le64.__doc__ = "The little-endian int64 at an integer address, unaligned."
 
 
 @intrinsic
+def load_be64(typingctx, address):
+    """The big-endian 8 bytes at an integer address, unaligned, as an int64 (one load and
+    one byte swap on x86): base64 takes six bytes at a time from it."""
+
+    def codegen(context, builder, signature, args):
+        value = builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()), align=1)
+        return value if _BIG_ENDIAN else builder.bswap(value)
+
+    return types.int64(address), codegen
+
+
+@intrinsic
 def store_le64(typingctx, address, value):
     sig = types.void(address, value)
 

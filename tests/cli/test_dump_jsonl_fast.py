@@ -3,8 +3,9 @@
 
 Generated logs of every magic and codec, with awkward header keys (quotes, backslashes,
 control characters, DEL, non-ASCII and astral code points: json.dumps's ``ensure_ascii``
-escapes) and keys and values of every length modulo 6 (the kernel's base64 runs six bytes at a
-time); then the same logs mutated: the same lines byte for byte, the same errors, the same
+escapes, and runs of plain characters, which the kernel copies eight at a time) and keys and
+values of every length modulo 6 (the kernel's base64 runs six bytes at a time, from loads of
+eight); then the same logs mutated: the same lines byte for byte, the same errors, the same
 tails, in every isolation and CRC mode.
 """
 
@@ -30,9 +31,11 @@ from kafka_format.schemas.record_batch import build_record_batch
 TS0 = 1_700_000_000_000
 
 payloads = st.one_of(st.none(), st.binary(max_size=40))
+# Up to 24 characters: the kernel takes eight plain ones at a time, the rest one by one.
 header_keys = st.one_of(
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8),
-    st.text(alphabet='"\\\n\r\t\b\f\x00\x1f\x7f\x80é€😀 ~/', max_size=8),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=24),
+    st.text(alphabet='"\\\n\r\t\b\f\x00\x1f\x7f\x80é€😀 ~/', max_size=24),
+    st.text(alphabet="abcdefgh-_.~ !", max_size=24),
 )
 headers = st.lists(st.tuples(header_keys, payloads), max_size=3)
 
