@@ -554,12 +554,10 @@ def _plan(
     # Transaction markers in Kafka's own form need no decoding: the kernel checks them
     # (kernels.markers); any other control batch, or a damaged one, takes the reference.
     control = (magic == 2) & header_ok & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
-    marker = _marker_types(chunk.buf, t, control, opts.verify_crc)
-    odd = [
-        i
-        for i in np.flatnonzero((kind == _REFERENCE) & (marker == _NOT_A_MARKER)).tolist()
-        if i not in chunk.errors
-    ]
+    reference = kind == _REFERENCE
+    if control.any():
+        reference &= _marker_types(chunk.buf, t, control, opts.verify_crc) == _NOT_A_MARKER
+    odd = [i for i in np.flatnonzero(reference).tolist() if i not in chunk.errors]
     if committed is None and not odd:
         return
     batches: dict[int, Batch] = {}
@@ -671,23 +669,21 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     sections = np.zeros((len(wanted), fs.SECTION_COLUMNS), np.int64)
     address = chunk.buf.ctypes.data if len(chunk.buf) else 0
     fs.make_sections(t, kind, chunk.keep, wanted, address, int(opts.verify_crc), sections)
-    kinds = kind[wanted]
+    kinds = kind if len(wanted) == len(kind) else kind[wanted]
     count = sections[:, fs.S_COUNT]
     good = np.ones(len(wanted), bool)
     holders: list[bytes | pa.Buffer] = []  # decompressed payloads, alive until the kernel has run
     # Per-frame Python work only where it is needed: decompression, checks, CRCs that fail.
     room = sections[:, fs.S_END] - sections[:, fs.S_START]
-    python = (
-        (kinds == _COMPRESSED)
-        | (kinds == _WRAPPER)
-        | ((kinds == _FAST) & ((count <= 0) | (count > max_record_count(room))))
-    )
+    packed = (kinds == _COMPRESSED) | (kinds == _WRAPPER)
+    python = packed | ((kinds == _FAST) & ((count <= 0) | (count > max_record_count(room))))
     if opts.verify_crc:
         python |= _crc_fails(sections, kinds, address)
-    attributes = t[wanted, fs.F_ATTR]
-    kernel = _plan_packed(sections, kinds, attributes, address, opts)
-    kernel |= _plan_inflated(sections, kinds, attributes, address, opts, holders, kernel)
-    python &= ~kernel
+    if packed.any():  # else nothing to decompress (the common uncompressed chunk: no passes)
+        attributes = t[wanted, fs.F_ATTR]
+        kernel = _plan_packed(sections, kinds, attributes, address, opts)
+        kernel |= _plan_inflated(sections, kinds, attributes, address, opts, holders, kernel)
+        python &= ~kernel
     todo = np.flatnonzero(python)
     for k in todo.tolist():
         sec = sections[k]
@@ -707,7 +703,6 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
     if not good.all():  # a copy of the whole table (64 Ki rows of sections) only if needed
         wanted, sections = wanted[good], sections[good]
     frame_of = wanted
-    rows_end = np.zeros(len(t), np.int64)
     decoded = 0
     for lo, hi in _groups(sections):
         ample = False
@@ -722,7 +717,11 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
                 chunk.batches.append(batch)
             lo += done
             ample = True
-    rows_end[frame_of] = sections[:, fs.S_ROWS_END]
+    if len(frame_of) == len(t):  # every frame decoded: the sections are the frames
+        rows_end = sections[:, fs.S_ROWS_END]
+    else:
+        rows_end = np.zeros(len(t), np.int64)
+        rows_end[frame_of] = sections[:, fs.S_ROWS_END]
     for k in np.flatnonzero(sections[:, fs.S_STATUS] != fs.E_OK).tolist():
         i = int(frame_of[k])
         sec = sections[k]

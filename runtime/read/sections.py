@@ -189,13 +189,10 @@ def null_timestamps(
     """Per frame index (``frames[k]`` for ``sections[k]``), the records the decoder emitted
     with a null timestamp because Arrow's microseconds cannot hold it: only for batches that
     decoded and whose rows are kept."""
-    hit = (
-        (sections[:, fs.S_STATUS] == fs.E_OK)
-        & (sections[:, fs.S_KEEP] != 0)
-        & (sections[:, _S_NULL_TS] > 0)
-    )
+    some = np.flatnonzero(sections[:, _S_NULL_TS] > 0)  # rare: the other columns for those
+    hit = some[(sections[some, fs.S_STATUS] == fs.E_OK) & (sections[some, fs.S_KEEP] != 0)]
     notes = {}
-    for k in np.flatnonzero(hit).tolist():
+    for k in hit.tolist():
         i = int(frames[k])
         notes[i] = TimestampsOutOfRange(
             file=file,
