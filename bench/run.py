@@ -14,6 +14,7 @@ issue 6's table; prints markdown and writes it to bench/results.md.
     .venv/bin/python bench/run.py --only install  # a fresh install's first command, executor
     .venv/bin/python bench/run.py --only compressed   # compressed, one thread, with a profile
     .venv/bin/python bench/run.py --only small    # small batches: per-batch cost by framing
+    .venv/bin/python bench/run.py --only scaling  # read_table by thread count, beside memcpy
     .venv/bin/python bench/run.py --only-verify   # just `verify` against `read_table`
 
 Timings are the best of several runs (``--repeat``), all readers on the same bytes in the same
@@ -46,6 +47,7 @@ import memory  # noqa: E402
 import parquet  # noqa: E402
 import pushdown  # noqa: E402
 import readers  # noqa: E402
+import scaling  # noqa: E402
 import small  # noqa: E402
 import spark  # noqa: E402
 import views  # noqa: E402
@@ -583,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
             "install",
             "compressed",
             "small",
+            "scaling",
         ],
         help="run this case alone and replace its section of --out",
     )
@@ -627,6 +630,10 @@ def main(argv: list[str] | None = None) -> int:
         log("compressed, one thread")
         section = compressed.render(compressed.run(args.records, args.repeat, log), machine)
         return _only(args, compressed.HEADING, section)
+    if args.only == "scaling":
+        log("scaling with threads")
+        section = scaling.render(scaling.run(log, quick=args.quick), machine)
+        return _only(args, scaling.HEADING, section)
     if args.only == "small":
         log("small batches, one thread")
         section = small.render(small.run(log, quick=args.quick), machine)
@@ -665,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
     views_section = views.render(views.run(args.records, args.repeat), machine)
     log("small batches, one thread")
     small_section = small.render(small.run(log, quick=args.quick), machine_line())
+    log("scaling with threads")
+    scaling_section = scaling.render(scaling.run(log, quick=args.quick), machine)
     memory_section = None
     if not args.no_segment:
         log(f"memory: a {segment} GiB segment, bombs")
@@ -710,6 +719,7 @@ def main(argv: list[str] | None = None) -> int:
     text += "\n" + pushdown.render(pushdown_result, machine)
     text += "\n" + views_section
     text += "\n" + small_section
+    text += "\n" + scaling_section
     for extra in (memory_section, cold_section, install_section):
         if extra is not None:
             text += "\n" + extra

@@ -62,12 +62,17 @@ def test_quick_bench_writes_its_table(tmp_path):
         assert f"| {codec} |" in memory
     assert "## Uncompressed v2 against memcpy" in text
     section = text.split("## Compressed batches on one thread against the codec alone")[1]
+    section = section.split("\n## ")[0]  # that section only
     for case in ("v2 gzip", "v2 snappy", "v2 lz4", "v2 zstd", "v1 gzip", "v0 lz4"):
         # The timings, where the time goes, and for gzip and zstd the Python path against now.
         assert section.count(f"| {case} |") == (3 if "gzip" in case or "zstd" in case else 2)
     assert "| v2 none (CRC-32C) |" in section
     assert "not measured: skipped (`--no-spark`)" in text
     assert "| log | records | read_table s | verify s | verify / read_table |" in text
+    scaling = text.split("## Scaling with threads")[1]
+    for case in ("v2 none", "v2 gzip", "v2 snappy", "v2 lz4", "v2 zstd"):
+        assert f"| {case} | 1 |" in scaling  # each codec at one thread, then more
+    assert "Target met by" in scaling
     assert "| **the anchor**: map the file anew" in text  # uncompressed v2 against memcpy
     assert "| `read_table(binary_view=True)`, 2 threads |" in text
     assert "verify found errors" not in done.stderr  # the generated log is clean
