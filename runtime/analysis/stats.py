@@ -177,8 +177,9 @@ def _scan_groups(
         first = key_inputs[0]
         stats = PartitionStats(first.topic, first.partition, source=_source_label(first))
         sampler = Sampler(key_inputs, batch_size, opts.max_bytes) if what_if else None
+        ahead = None if opts.strict or what_if else _files_ahead(key_inputs, opts)
         for index, log in enumerate(key_inputs):
-            stats.merge(_scan_input(log, opts, progress, sampler, index))
+            stats.merge(_scan_input(log, opts, progress, sampler, index, ahead))
         return stats, sampler
 
     # what-if sampling reads one partition at a time
@@ -286,27 +287,49 @@ class _Scan:
     unreadable: int = 0
 
 
+def _files_ahead(inputs: list[LogInput], opts: _Options) -> Any:
+    """A partition's small segments read a run at a time, each handed its own read
+    (``read.files_ahead``); only files read under their own names (not a pipe's spool)."""
+    from ..read.files_ahead import FilesAhead
+
+    return FilesAhead(
+        [log.path for log in inputs if log.path is not None and str(log.path) == log.name],
+        include_headers=True,
+        verify_crc=opts.verify_crc,
+        max_decompressed_bytes=opts.max_bytes,
+    )
+
+
 def _scan_input(
     log: LogInput,
     opts: _Options,
     progress: Callable[[str, int, int], None] | None,
     sampler: Sampler | None,
     index: int,
+    ahead: Any = None,
 ) -> PartitionStats:
+    """One file's stats: its header pass and its records. ``ahead``: the partition's small
+    segments' reads (``read.files_ahead``), which serve the records where they hold them."""
     with log.open() as view:
-        # The two passes overlap: the header pass's work (the numba scan, CRCs, decompression)
-        # mostly runs without the GIL, as does the columnar decoding.
-        with ThreadPoolExecutor(1, thread_name_prefix="kafka-format-stats") as pool:
-            header = pool.submit(_header_pass, log.name, view, opts, progress)
-            try:
-                found = _read_rows(log, opts)
-            except KafkaFormatError as exc:
-                # strict: the first damage in the file, whichever pass met it
-                first = header.exception()
-                if isinstance(first, KafkaFormatError) and _before(first, exc):
-                    raise first from None
-                raise
-            scan = header.result()
+        held = ahead.take(log.path) if ahead is not None and log.path is not None else None
+        if held is not None:
+            # Read already: the header pass alone is left (a thread a file would cost more).
+            scan = _header_pass(log.name, view, opts, progress)
+            found = _held_rows(*held)
+        else:
+            # The two passes overlap: the header pass's work (the numba scan, CRCs,
+            # decompression) mostly runs without the GIL, as does the columnar decoding.
+            with ThreadPoolExecutor(1, thread_name_prefix="kafka-format-stats") as pool:
+                header = pool.submit(_header_pass, log.name, view, opts, progress)
+                try:
+                    found = _read_rows(log, opts)
+                except KafkaFormatError as exc:
+                    # strict: the first damage in the file, whichever pass met it
+                    first = header.exception()
+                    if isinstance(first, KafkaFormatError) and _before(first, exc):
+                        raise first from None
+                    raise
+                scan = header.result()
         rows = _lay_rows(scan, *found)
         if rows is None:
             rows = _reference_rows(view, scan, opts)
@@ -584,6 +607,17 @@ def _read_rows(log: LogInput, opts: _Options) -> tuple[_Rows, np.ndarray, list[E
             batches.close()
     row_payload = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
     return rows, row_payload, report.errors
+
+
+def _held_rows(
+    batches: list[pa.RecordBatch], report: Report
+) -> tuple[_Rows, np.ndarray, list[Exception]]:
+    """:func:`_read_rows`' answer from a file's batches and report read ahead (as its own
+    read under ``errors="skip"`` gives them)."""
+    rows = _Rows(np.zeros(0, np.int64))
+    sizes = [_add_rows(rows, rb) for rb in batches]
+    row_payload = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    return rows, row_payload, list(report.errors)
 
 
 def _lay_rows(

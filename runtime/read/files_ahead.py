@@ -1,10 +1,11 @@
 """A command's reads of a partition's segments, one file at a time, served from one read of
-a run of small files: what ``iter_arrow_batches(path, errors="skip", include_position=True)``
-gives each file, its batches and its report, without the ~1 ms of Python a file's own read
-costs where its segments are small.
+a run of small files: what ``iter_arrow_batches(path, errors="skip", include_position=True,
+**options)`` gives each file, its batches and its report, without the ~1 ms of Python a
+file's own read costs where its segments are small.
 
-``verify`` checks a partition's segments one after the other, each read through the Arrow
-fast path on its own: on a directory of 32 KiB segments that read was most of its time. Here
+``verify`` and ``stats`` take a partition's segments one after the other, each read through
+the Arrow fast path on its own: on a directory of 32 KiB segments that read was most of
+their time. Here
 the first request for a small segment reads it and the small segments after it (each below
 ``grouped.GROUP_FILE_BYTES``, up to :data:`RUN_BYTES` in all) as one read of lone files, which
 the columnar reader decodes together (``grouped.py``: a file that is not clean is read again
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -43,17 +45,20 @@ class FilesAhead:
     """Reads of ``paths`` (in the order they will be asked for), a run of small ones at
     once; :meth:`take` gives one file's and forgets it."""
 
-    __slots__ = ("_held", "_paths", "_where")
+    __slots__ = ("_held", "_options", "_paths", "_where")
 
-    def __init__(self, paths: Sequence[Path]) -> None:
+    def __init__(self, paths: Sequence[Path], **options: Any) -> None:
+        """``options``: the rest of each file's own read (``include_headers``,
+        ``verify_crc``, ``max_decompressed_bytes``), the same for the run."""
         self._paths = [Path(p) for p in paths]
         self._where = {p: i for i, p in enumerate(self._paths)}
         self._held: dict[Path, Read] = {}
+        self._options = options
 
     def take(self, path: Path) -> Read | None:
         """``path``'s batches and report, as ``iter_arrow_batches(path, errors="skip",
-        report=..., include_position=True)`` gives them; None where it is not a small file of
-        the list (read it alone)."""
+        report=..., include_position=True, **options)`` gives them; None where it is not a
+        small file of the list (read it alone)."""
         path = Path(path)
         found = self._held.pop(path, None)
         if found is not None:
@@ -66,7 +71,7 @@ class FilesAhead:
         run, _ = next(grouped.packs(iter(self._paths[at:]), _size, RUN_BYTES))
         if len(run) < 2:
             return None
-        self._held = _read(run)
+        self._held = _read(run, self._options)
         return self._held.pop(path, None)
 
 
@@ -78,7 +83,7 @@ def _size(path: Path) -> int | None:
     return size if size < grouped.GROUP_FILE_BYTES else None
 
 
-def _read(run: list[Path]) -> dict[Path, Read]:
+def _read(run: list[Path], options: dict[str, Any]) -> dict[Path, Read]:
     """Each file's read, or nothing where the run cannot stand for them (a file that is no
     lone input of its own name, or a read that raised: each file's own read says what)."""
     report = Report()
@@ -88,7 +93,8 @@ def _read(run: list[Path]) -> dict[Path, Read]:
         if [log.name for log in inputs] != list(by_name):
             return {}
         request = ReadRequest(inputs, errors="skip")
-        for batch in iter_arrow_batches(request, report=report, include_position=True):
+        batches = iter_arrow_batches(request, report=report, include_position=True, **options)
+        for batch in batches:
             by_name[batch.column("file").dictionary[0].as_py()].append(batch)
     except (KafkaFormatError, OSError):
         return {}

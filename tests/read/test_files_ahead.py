@@ -1,7 +1,8 @@
 """A partition's small segments read a run at a time (``read/files_ahead.py``): each file
 gets exactly the batches and report its own ``iter_arrow_batches(path, errors="skip",
-include_position=True)`` gives, on healthy and damaged segments and asked in any order; and
-``verify`` (which reads each segment so) reports the same with and without it."""
+include_position=True, **options)`` gives, on healthy and damaged segments and asked in any
+order; and ``verify`` and ``stats`` (which read each segment so) report the same with and
+without it."""
 
 from __future__ import annotations
 
@@ -31,9 +32,11 @@ def log_dir(tmp_path_factory) -> Path:
     return root
 
 
-def _own(path: Path):
+def _own(path: Path, **options):
     report = Report()
-    batches = list(iter_arrow_batches(path, errors="skip", report=report, include_position=True))
+    batches = list(
+        iter_arrow_batches(path, errors="skip", report=report, include_position=True, **options)
+    )
     return batches, report
 
 
@@ -61,7 +64,9 @@ def test_each_file_gets_its_own_read(log_dir, monkeypatch):
     assert len(paths) > 3
     reads = []
     real = files_ahead._read
-    monkeypatch.setattr(files_ahead, "_read", lambda run: reads.append(len(run)) or real(run))
+    monkeypatch.setattr(
+        files_ahead, "_read", lambda run, options: reads.append(len(run)) or real(run, options)
+    )
     ahead = FilesAhead(paths)
     for path in paths:
         got = ahead.take(path)
@@ -121,3 +126,41 @@ def test_verify_reports_the_same_with_and_without_it(log_dir, tmp_path, monkeypa
     monkeypatch.setattr(FilesAhead, "take", lambda s, p: None)
     assert together == _verify(root)
     assert together[0] == 1
+
+
+def test_the_reads_options_are_each_files_own(log_dir):
+    paths = _partition(log_dir)
+    options = {"include_headers": True, "verify_crc": False, "max_decompressed_bytes": 1 << 16}
+    ahead = FilesAhead(paths, **options)
+    for path in paths:
+        got = ahead.take(path)
+        assert got is not None
+        _same(got, _own(path, **options))
+        assert all("headers" in b.schema.names for b in got[0])
+
+
+def _stats(root: Path) -> tuple[int, dict]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        status = main(["stats", "--json", str(root)])
+    found = json.loads(out.getvalue())
+    for timed in ("seconds", "bytesPerSecond"):  # how long it took: the figures that differ
+        found.pop(timed, None)
+    return status, found
+
+
+def test_stats_the_same_with_and_without_it(log_dir, tmp_path, monkeypatch):
+    root = tmp_path / "logs"
+    shutil.copytree(log_dir, root)
+    paths = _partition(root)
+    for path, at in ((paths[1], 0.5), (paths[2], 0.3)):
+        data = bytearray(path.read_bytes())
+        data[int(len(data) * at)] ^= 0x5A
+        path.write_bytes(bytes(data))
+    taken = []
+    take = FilesAhead.take
+    monkeypatch.setattr(FilesAhead, "take", lambda s, p: taken.append(p) or take(s, p))
+    together = _stats(root)
+    assert taken
+    monkeypatch.setattr(FilesAhead, "take", lambda s, p: None)
+    assert together == _stats(root)
