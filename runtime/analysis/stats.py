@@ -23,14 +23,16 @@ size, and the bytes on disk are that minus what compression saved (``codecs``: p
 record payloads as stored and uncompressed). Control batches (transaction markers) are counted
 apart (``control_bytes``); damaged batches and truncated tails are not in the breakdown either.
 
-How it reads, per file, in two passes that run side by side: a header pass finds the frames
-with the columnar path's numba scanner (``fastscan.scan_frames``), checks every CRC and
-decompresses each compressed data batch for its uncompressed size (and, for a v0/v1 wrapper,
-its count of inner messages); the records come from the columnar fast path
-(``columnar.iter_arrow_batches``), whose rows are laid back onto their batches by the record
-counts of the header pass. Frames that look damaged go through the reference decoder
-(``batches.read_batch``) for its exact error. Should the two passes disagree on which batches
-are whole, the file's records are read again by the reference decoder. Damaged batches are
+How it reads, per file, in two passes that run side by side: a header pass
+(``stats_headers.py``) finds the frames with the columnar path's numba scanner
+(``fastscan.scan_frames``), checks every CRC and decompresses each compressed data batch for
+its uncompressed size (and, for a v0/v1 wrapper, its count of inner messages); the records
+come from the columnar fast path (``columnar.iter_arrow_batches``; a partition's small
+segments a run at a time, ``read/files_ahead.py``, each handed its own read), whose rows are
+laid back onto their batches by the record counts of the header pass. Frames that look
+damaged go through the reference decoder (``batches.read_batch``) for its exact error. Should
+the two passes disagree on which batches are whole, the file's records are read again by the
+reference decoder. Damaged batches are
 counted and listed with their file and byte position, as ``iter_batches(errors="skip")``
 reports them; ``strict=True`` raises the first instead.
 
@@ -42,9 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import struct
 import time
-import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,18 +56,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..cpus import map_in_order
-from ..errors import CorruptBatchError, FramingError, KafkaFormatError
-from ..format import layout, messages
+from ..errors import FramingError, KafkaFormatError
+from ..format import layout
 from ..format.batches import ReadOptions, read_batch
-from ..format.codecs import DEFAULT_MAX_BYTES, decompress_buffer, resolve_codec
-from ..format.framing import Frame, end_of_walk, iter_frames
+from ..format.codecs import DEFAULT_MAX_BYTES
+from ..format.framing import iter_frames
 from ..format.sizes import LEGACY_MESSAGE_HEADER
-from ..kernels import fastscan as fs
-from ..model import Record, Report, TruncatedTail
+from ..model import Record, Report
 from ..read.ahead import threads_pay
-from ..read.columnar import iter_arrow_batches, wrapper_value
-from ..read.plan import crc_holds, inflatable, inflate_payloads
+from ..read.columnar import iter_arrow_batches
 from ..read.sources import LogInput, Source, is_stream_path, resolve, spooled
+from .stats_headers import (
+    KIND_CONTROL,
+    KIND_LEGACY,
+    KIND_V2,
+    KIND_WRAPPER,
+    Options,
+    Scan,
+    header_pass,
+)
 from .stats_model import (
     CODEC_JSON_FIELDS,
     CODEC_NAMES,
@@ -109,18 +116,8 @@ __all__ = [
     "log_stats",
 ]
 
-# What each valid batch is, for the breakdown.
-_V2, _LEGACY, _WRAPPER, _CONTROL = 0, 1, 2, 3
-
 
 # --- entry points -----------------------------------------------------------------------------
-
-
-@dataclass(slots=True, frozen=True)
-class _Options:
-    strict: bool
-    verify_crc: bool
-    max_bytes: int
 
 
 def log_stats(
@@ -149,7 +146,7 @@ def log_stats(
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     started = time.perf_counter()
-    opts = _Options(strict, verify_crc, max_decompressed_bytes)
+    opts = Options(strict, verify_crc, max_decompressed_bytes)
     with contextlib.ExitStack() as spools:
         inputs: list[LogInput] = []
         for source in _as_list(sources):
@@ -165,7 +162,7 @@ def log_stats(
 
 def _scan_groups(
     inputs: list[LogInput],
-    opts: _Options,
+    opts: Options,
     what_if: bool,
     batch_size: int | None,
     progress: Callable[[str, int, int], None] | None,
@@ -201,7 +198,7 @@ def file_stats(
 ) -> PartitionStats:
     """The stats of one file of batches (a path or bytes); ``name``, ``topic`` and
     ``partition`` label it (the Spark aggregation's per-segment step)."""
-    opts = _Options(strict, verify_crc, max_decompressed_bytes)
+    opts = Options(strict, verify_crc, max_decompressed_bytes)
     with contextlib.ExitStack() as spools:
         if isinstance(source, str | os.PathLike):
             logs = _readable(resolve(source), spools)
@@ -258,36 +255,7 @@ def _source_label(log: LogInput) -> str:
     return log.name
 
 
-# --- one file: the header pass ----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Scan:
-    """The header pass over one file: one entry per frame, in parallel arrays."""
-
-    name: str
-    size: int
-    position: np.ndarray
-    frame_size: np.ndarray
-    base_offset: np.ndarray
-    magic: np.ndarray
-    codec: np.ndarray
-    kind: np.ndarray
-    damaged: np.ndarray
-    #: Data records of the entry (the rows the records pass gives it); control records for
-    #: control batches.
-    records: np.ndarray
-    #: The record payload as stored and uncompressed (see CodecStats).
-    compressed: np.ndarray
-    uncompressed: np.ndarray
-    producer_id: np.ndarray
-    transactional: np.ndarray
-    problems: dict[int, Damage] = field(default_factory=dict)  # by byte position
-    tails: list[TruncatedTail] = field(default_factory=list)
-    unreadable: int = 0
-
-
-def _files_ahead(inputs: list[LogInput], opts: _Options) -> Any:
+def _files_ahead(inputs: list[LogInput], opts: Options) -> Any:
     """A partition's small segments read a run at a time, each handed its own read
     (``read.files_ahead``); only files read under their own names (not a pipe's spool)."""
     from ..read.files_ahead import FilesAhead
@@ -302,7 +270,7 @@ def _files_ahead(inputs: list[LogInput], opts: _Options) -> Any:
 
 def _scan_input(
     log: LogInput,
-    opts: _Options,
+    opts: Options,
     progress: Callable[[str, int, int], None] | None,
     sampler: Sampler | None,
     index: int,
@@ -314,13 +282,13 @@ def _scan_input(
         held = ahead.take(log.path) if ahead is not None and log.path is not None else None
         if held is not None:
             # Read already: the header pass alone is left (a thread a file would cost more).
-            scan = _header_pass(log.name, view, opts, progress)
+            scan = header_pass(log.name, view, opts, progress)
             found = _held_rows(*held)
         else:
             # The two passes overlap: the header pass's work (the numba scan, CRCs,
             # decompression) mostly runs without the GIL, as does the columnar decoding.
             with ThreadPoolExecutor(1, thread_name_prefix="kafka-format-stats") as pool:
-                header = pool.submit(_header_pass, log.name, view, opts, progress)
+                header = pool.submit(header_pass, log.name, view, opts, progress)
                 try:
                     found = _read_rows(log, opts)
                 except KafkaFormatError as exc:
@@ -341,14 +309,14 @@ def _scan_input(
     return stats
 
 
-def _sample(sampler: Sampler, index: int, scan: _Scan) -> None:
+def _sample(sampler: Sampler, index: int, scan: Scan) -> None:
     """Hand the file's valid batches to the what-if sampler, with their uncompressed sizes."""
     valid = ~scan.damaged
     kind, size = scan.kind, scan.frame_size
     plain = np.where(
-        kind == _V2,
+        kind == KIND_V2,
         layout.V2_HEADER_SIZE + scan.uncompressed,
-        np.where(kind == _LEGACY, size, size - scan.compressed + scan.uncompressed),
+        np.where(kind == KIND_LEGACY, size, size - scan.compressed + scan.uncompressed),
     )
     sampler.add_file(
         index,
@@ -356,206 +324,9 @@ def _sample(sampler: Sampler, index: int, scan: _Scan) -> None:
         size[valid],
         scan.records[valid],
         plain[valid],
-        (kind == _CONTROL)[valid],
-        (kind == _LEGACY)[valid],
+        (kind == KIND_CONTROL)[valid],
+        (kind == KIND_LEGACY)[valid],
     )
-
-
-_HEADERS_ONLY = {v: ReadOptions(verify_crc=v, records=False) for v in (True, False)}
-_TABLE_ROWS = 65536
-_NO_BUDGET = 1 << 62
-_FRAME_HEAD = layout.field_struct(layout.FRAME_HEADER_FIELDS, "base_offset", "length")
-
-
-def _header_pass(
-    name: str,
-    view: memoryview,
-    opts: _Options,
-    progress: Callable[[str, int, int], None] | None,
-) -> _Scan:
-    """Every frame's header, CRC and record payload sizes. The frames are found by the numba
-    scanner of the columnar path; only CRCs, decompression and damage take Python per frame."""
-    buf = np.frombuffer(view, np.uint8)
-    limit = len(buf)
-    table = np.empty((_TABLE_ROWS, fs.FRAME_COLUMNS), np.int64)
-    parts: list[dict[str, np.ndarray]] = []
-    problems: dict[int, Damage] = {}
-    tails: list[TruncatedTail] = []
-    unreadable = 0
-    pos = 0
-    while True:
-        n, nxt, status = fs.scan_frames(buf, pos, limit, table, _NO_BUDGET, _NO_BUDGET, 1)
-        if n:
-            parts.append(_measure(table[:n].copy(), view, name, opts, problems))
-        if progress is not None:
-            progress(name, nxt, limit)
-        if status == fs.SCAN_BUDGET:
-            pos = nxt
-            continue
-        tail, exc = end_of_walk(view, nxt, limit, name)  # what lies where the scan stopped
-        if exc is not None:
-            if opts.strict:
-                raise exc
-            problems[nxt] = Damage.of(exc, "framing")
-            unreadable = limit - nxt
-        elif tail is not None:
-            tails.append(tail)
-        break
-    columns = {
-        k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, _DTYPES[k])
-        for k in _DTYPES
-    }
-    return _Scan(name, limit, **columns, problems=problems, tails=tails, unreadable=unreadable)
-
-
-_DTYPES = {
-    "position": np.int64, "frame_size": np.int64, "base_offset": np.int64, "magic": np.int64,
-    "codec": np.int64, "kind": np.int64, "damaged": bool, "records": np.int64,
-    "compressed": np.int64, "uncompressed": np.int64, "producer_id": np.int64,
-    "transactional": bool,
-}  # fmt: skip
-
-
-def _measure(
-    t: np.ndarray, view: memoryview, name: str, opts: _Options, problems: dict[int, Damage]
-) -> dict[str, np.ndarray]:
-    """The entries of a table of frames: CRCs checked, compressed data batches decompressed
-    for their uncompressed size (and v0/v1 wrappers' inner message count), damage found with
-    the reference decoder's errors, in frame order. Only damage, wrappers, snappy and what
-    the C libraries refuse take Python a frame."""
-    position, size, base = t[:, fs.F_POS], t[:, fs.F_SIZE], t[:, fs.F_BASE]
-    magic, attributes, count = t[:, fs.F_MAGIC], t[:, fs.F_ATTR], t[:, fs.F_COUNT]
-    codec = attributes & layout.V2_ATTR_COMPRESSION_MASK
-    v2 = magic == 2
-    control = v2 & ((attributes & layout.V2_ATTR_IS_CONTROL_MASK) != 0)
-    kind = np.where(v2, np.where(control, _CONTROL, _V2), np.where(codec != 0, _WRAPPER, _LEGACY))
-    stored = np.where(v2, size - layout.V2_HEADER_SIZE, size)
-    out = {
-        "position": position,
-        "frame_size": size,
-        "base_offset": base,
-        "magic": magic,
-        "codec": codec,
-        "kind": kind,
-        "damaged": t[:, fs.F_HEADER_OK] != 1,
-        "records": count,  # v2 record counts; 1 for v0/v1 (the wrappers' are set below)
-        "compressed": stored,
-        "uncompressed": stored.copy(),
-        "producer_id": t[:, fs.F_PID],
-        "transactional": v2 & ((attributes & layout.V2_ATTR_IS_TRANSACTIONAL_MASK) != 0),
-    }
-    bad = out["damaged"]
-    buf = np.frombuffer(view, np.uint8)
-    # CRCs: CRC-32C of attributes..end (v2) by the kernel in one call; CRC-32 of magic..end
-    # (v0/v1) a frame at a time.
-    if opts.verify_crc:
-        bad |= v2 & ~bad & ~crc_holds(buf, t, v2 & ~bad, True)
-    stored_crc = t[:, fs.F_CRC].tolist()
-    for i in np.flatnonzero(~v2 & ~bad).tolist() if opts.verify_crc else ():
-        p, s = int(position[i]), int(size[i])
-        if zlib.crc32(view[p + layout.LEGACY_CRC_START : p + s]) != stored_crc[i]:
-            bad[i] = True
-    data = ~control
-    # Compressed v2 batches' sizes from their C libraries, one kernel call for them all
-    # (``plan.inflate_payloads``); what they refuse, and the rest, take the Python path below.
-    measured = np.zeros(len(t), bool)
-    fast = v2 & data & (codec != 0) & (count > 0) & ~bad
-    fast = np.flatnonzero(fast & inflatable(codec, magic, np.zeros(len(t), bool)))
-    if len(fast):
-        spans = np.stack(
-            [position[fast] + layout.V2_HEADER_SIZE, position[fast] + size[fast]], axis=1
-        )
-        arenas: list = []
-        got = inflate_payloads(buf.ctypes.data, spans, codec[fast], opts.max_bytes, arenas)
-        ok = got[:, 1] >= 0
-        out["uncompressed"][fast[ok]] = (got[:, 2] - got[:, 1])[ok]
-        measured[fast[ok]] = True
-    del buf  # the map closes only when no array holds it
-    odd = bad | (data & (codec != 0) & ~measured) | (v2 & data & (count <= 0))
-    for i in np.flatnonzero(odd).tolist():
-        p, s = int(position[i]), int(size[i])
-        frame = Frame(p, int(base[i]), int(magic[i]), view[p : p + s])
-        try:
-            if bad[i]:
-                # The reference's own error (it raises on what made the frame bad here).
-                read_batch(frame, _HEADERS_ONLY[opts.verify_crc], file=name)
-                bad[i] = False  # pragma: no cover - the reference found nothing wrong
-            _measure_odd(out, i, frame, opts)
-        except KafkaFormatError as exc:
-            exc.located(file=name, position=p, base_offset=int(base[i]))
-            if opts.strict:
-                raise
-            bad[i] = True
-            problems[p] = Damage.of(exc)
-    return out
-
-
-def _measure_odd(out: dict[str, np.ndarray], i: int, frame: Frame, opts: _Options) -> None:
-    """A compressed or empty data batch: its uncompressed size and record count."""
-    codec = int(out["codec"][i])
-    if frame.magic == 2:
-        count = int(out["records"][i])
-        if count < 0:
-            raise CorruptBatchError(messages.negative_count(count))
-        if count == 0:
-            # As DefaultRecordBatch: an empty batch is not decompressed, whatever its codec.
-            resolve_codec(codec, magic=2)
-            out["uncompressed"][i] = 0 if codec else out["compressed"][i]
-            return
-        payload = frame.data[layout.V2_HEADER_SIZE :]
-        payload = decompress_buffer(codec, payload, magic=2, max_bytes=opts.max_bytes)
-        out["uncompressed"][i] = len(payload)
-        return
-    value = wrapper_value(frame.data, 0, len(frame.data), frame.magic)
-    inner = decompress_buffer(codec, value, magic=frame.magic, max_bytes=opts.max_bytes)
-    out["records"][i] = _count_inner(inner)
-    out["compressed"][i] = len(value)
-    out["uncompressed"][i] = len(inner)
-
-
-def _count_inner(inner: bytes) -> int:
-    """How many messages a wrapper's decompressed value holds, with the reference's checks
-    on their framing (found by the numba scanner: a wrapper may hold thousands)."""
-    buf = np.frombuffer(inner, np.uint8)
-    limit = len(buf)
-    # An inner entry takes at least a v0 message header.
-    table = np.empty(
-        (min(_TABLE_ROWS, limit // LEGACY_MESSAGE_HEADER[0] + 1), fs.FRAME_COLUMNS), np.int64
-    )
-    pos = count = 0
-    while True:
-        n, nxt, status = fs.scan_frames(buf, pos, limit, table, _NO_BUDGET, _NO_BUDGET, 1)
-        t = table[:n]
-        magic = t[:, fs.F_MAGIC]
-        odd = np.flatnonzero(
-            (magic != 0) & (magic != 1) | ((t[:, fs.F_ATTR] & layout.V2_ATTR_COMPRESSION_MASK) != 0)
-        )
-        if len(odd):
-            k = int(odd[0])
-            if magic[k] not in (0, 1):
-                raise CorruptBatchError(f"inner message with magic {int(magic[k])}")
-            raise CorruptBatchError(
-                f"compressed inner message at inner offset {int(t[k, fs.F_BASE])} "
-                "(nested compression is not allowed)"
-            )
-        count += n
-        if status == fs.SCAN_FRAMING_ERROR:
-            length = _FRAME_HEAD.unpack_from(inner, nxt)[1]
-            if length >= layout.MIN_FRAME_LENGTH:  # the scan stops at a magic above 2 too
-                (magic_byte,) = struct.unpack_from("b", inner, nxt + layout.FRAME_MAGIC)
-                raise CorruptBatchError(messages.inner_magic(magic_byte))
-            raise CorruptBatchError(
-                f"inner messages: {messages.inner_framing(length)} (byte {nxt} of the "
-                "decompressed value)"
-            )
-        if status == fs.SCAN_END:
-            if nxt < limit:
-                raise CorruptBatchError(f"{limit - nxt} trailing bytes after the inner messages")
-            break
-        pos = nxt
-    if not count:
-        raise CorruptBatchError("compressed wrapper message holds no inner messages")
-    return count
 
 
 # --- one file: the records ---------------------------------------------------------------------
@@ -582,7 +353,7 @@ def _before(a: KafkaFormatError, b: KafkaFormatError) -> bool:
     )
 
 
-def _read_rows(log: LogInput, opts: _Options) -> tuple[_Rows, np.ndarray, list[Exception]]:
+def _read_rows(log: LogInput, opts: Options) -> tuple[_Rows, np.ndarray, list[Exception]]:
     """The records of the file through the columnar fast path: the record-level sums, each
     row's payload bytes, and the damage the path reported."""
     report = Report()
@@ -621,14 +392,14 @@ def _held_rows(
 
 
 def _lay_rows(
-    scan: _Scan, rows: _Rows, row_payload: np.ndarray, errors: list[Exception]
+    scan: Scan, rows: _Rows, row_payload: np.ndarray, errors: list[Exception]
 ) -> _Rows | None:
     """The rows laid onto the scan's entries by their record counts (rows come in frame order,
     each whole data batch giving exactly its records); None when they do not fit (then the
     reference decoder reads the file's records again)."""
     if not _reconcile(scan, errors, scan.name):
         return None
-    counts = np.where(scan.damaged | (scan.kind == _CONTROL), 0, scan.records)
+    counts = np.where(scan.damaged | (scan.kind == KIND_CONTROL), 0, scan.records)
     if int(counts.sum()) != len(row_payload):
         return None
     ends = np.cumsum(counts)
@@ -637,7 +408,7 @@ def _lay_rows(
     return rows
 
 
-def _reconcile(scan: _Scan, errors: list[Exception], name: str) -> bool:
+def _reconcile(scan: Scan, errors: list[Exception], name: str) -> bool:
     """Mark damaged the batches the records pass found damaged and the header pass did not.
     False when an error names no batch the header pass knows (the passes disagree)."""
     where = {p: i for i, p in enumerate(scan.position.tolist())}
@@ -702,7 +473,7 @@ def _lengths(array: pa.Array) -> np.ndarray:
     return pc.fill_null(pc.binary_length(array), 0).to_numpy().astype(np.int64)
 
 
-def _reference_rows(view: memoryview, scan: _Scan, opts: _Options) -> _Rows:
+def _reference_rows(view: memoryview, scan: Scan, opts: Options) -> _Rows:
     """The records of the scan's data batches through the reference decoder (the fallback)."""
     rows = _Rows(np.zeros(len(scan.position), np.int64))
     decode = ReadOptions(verify_crc=False, records=True, max_decompressed_bytes=opts.max_bytes)
@@ -710,7 +481,7 @@ def _reference_rows(view: memoryview, scan: _Scan, opts: _Options) -> _Rows:
     counted: dict[int, int] = {}
     sizes = scan.frame_size.tolist()
     for i, position in enumerate(scan.position.tolist()):
-        if scan.damaged[i] or scan.kind[i] == _CONTROL:
+        if scan.damaged[i] or scan.kind[i] == KIND_CONTROL:
             continue
         frame = next(iter_frames(view, start=position, end=position + sizes[i]))
         try:
@@ -764,7 +535,7 @@ _ROW_SUMS = (
 # --- one file: the sums -----------------------------------------------------------------------
 
 
-def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
+def _accumulate(scan: Scan, rows: _Rows) -> PartitionStats:
     stats = PartitionStats(files=1, bytes=scan.size)
     kind, damaged, size, magic = scan.kind, scan.damaged, scan.frame_size, scan.magic
     codec, records, stored, plain = scan.codec, scan.records, scan.compressed, scan.uncompressed
@@ -772,7 +543,7 @@ def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
     payload = rows.payload
 
     valid = ~damaged
-    control = valid & (kind == _CONTROL)
+    control = valid & (kind == KIND_CONTROL)
     data = valid & ~control
     stats.batches = int(valid.sum())
     stats.batch_bytes = int(size[valid].sum())
@@ -790,7 +561,8 @@ def _accumulate(scan: _Scan, rows: _Rows) -> PartitionStats:
     stats.unreadable_bytes = scan.unreadable
     stats.damage = [scan.problems[p] for p in sorted(scan.problems)]
 
-    v2, legacy, wrapper = data & (kind == _V2), data & (kind == _LEGACY), data & (kind == _WRAPPER)
+    v2 = data & (kind == KIND_V2)
+    legacy, wrapper = data & (kind == KIND_LEGACY), data & (kind == KIND_WRAPPER)
     batch_header = np.where(v2, layout.V2_HEADER_SIZE, 0) + np.where(wrapper, size - stored, 0)
     message_header = np.where(legacy, size - payload, 0) + np.where(wrapper, plain - payload, 0)
     framing = np.where(v2, plain - payload, 0)
