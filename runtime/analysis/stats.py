@@ -32,9 +32,8 @@ segments a run at a time, ``read/files_ahead.py``, each handed its own read), wh
 laid back onto their batches by the record counts of the header pass. Frames that look
 damaged go through the reference decoder (``batches.read_batch``) for its exact error. Should
 the two passes disagree on which batches are whole, the file's records are read again by the
-reference decoder. Damaged batches are
-counted and listed with their file and byte position, as ``iter_batches(errors="skip")``
-reports them; ``strict=True`` raises the first instead.
+reference decoder. Damaged batches are counted and listed with their file and byte position,
+as ``iter_batches(errors="skip")`` reports them; ``strict=True`` raises the first instead.
 
 ``what_if=True`` also estimates the same data re-encoded as v2 batches, uncompressed and with
 each codec, from a sample of whole batches re-encoded (``whatif.py`` does that part).
