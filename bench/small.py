@@ -24,7 +24,7 @@ once a batch (best of ``repeat``; framing parsed and contexts made outside the t
 
 Then a ``kafka-format generate`` directory, the shape logs have: ``read_table`` with its
 default threads and with one, the batches, records and median records a batch, and (full
-run) ``kafka-format verify`` and ``dump --jsonl`` as subprocesses.
+run) ``kafka-format verify``, ``dump --jsonl`` and ``stats`` as subprocesses.
 
     .venv/bin/python bench/run.py --only small [--quick]
 """
@@ -446,6 +446,7 @@ def generated(
         for name, cli_args in (
             ("kafka-format verify", ["verify", str(root)]),
             ("kafka-format dump --jsonl > /dev/null", ["dump", "--jsonl", str(root)]),
+            ("kafka-format stats", ["stats", str(root)]),
         ):
             try:
                 with open(os.devnull, "wb") as sink:
@@ -898,5 +899,5 @@ def render_generated(gens: list[dict] | dict) -> list[str]:
             else:
                 lines.append(f"| `{name}` | {seconds:.2f} | {rc} |")
     else:
-        lines += ["", "`kafka-format verify` and `dump --jsonl`: not run (quick mode)."]
+        lines += ["", "`kafka-format verify`, `dump --jsonl` and `stats`: not run (quick mode)."]
     return lines
