@@ -371,6 +371,8 @@ def _read_rows(log: LogInput, opts: Options) -> tuple[_Rows, np.ndarray, list[Ex
         for rb in batches:
             sizes.append(_add_rows(rows, rb))
     except KafkaFormatError as exc:
+        if log.path is None:
+            exc.file = log.name  # bytes: the read knows them as "<bytes>"
         raise exc.located(file=log.name) from None
     finally:
         with contextlib.suppress(Exception):

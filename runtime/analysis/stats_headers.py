@@ -3,8 +3,9 @@ stored and uncompressed (``stats.py`` lays the records pass's rows on these entr
 
 The frames are found by the columnar path's numba scanner (``fastscan.scan_frames``); v2
 CRC-32Cs are checked by the kernel in one call a table, compressed v2 batches are measured by
-their C libraries in one kernel call (``plan.inflate_payloads``), and only damage, wrappers,
-snappy and what the C libraries refuse take Python a frame (``_measure_odd``): damage gets the
+their C libraries in one kernel call (``plan.inflate_payloads``), snappy ones by the lengths
+their blocks state (``plan.snappy_sizes``), and only damage, wrappers and what the kernels
+refuse take Python a frame (``_measure_odd``): damage gets the
 reference decoder's own error (``batches.read_batch``), a v0/v1 wrapper's inner messages are
 counted by the scanner with the reference's framing checks.
 """
@@ -27,7 +28,7 @@ from ..format.sizes import LEGACY_MESSAGE_HEADER
 from ..kernels import fastscan as fs
 from ..model import TruncatedTail
 from ..read.columnar import wrapper_value
-from ..read.plan import crc_holds, inflatable, inflate_payloads
+from ..read.plan import crc_holds, inflatable, inflate_payloads, snappy_sizes
 from .stats_model import Damage
 
 __all__ = [
@@ -192,6 +193,22 @@ def _measure(
         ok = got[:, 1] >= 0
         out["uncompressed"][fast[ok]] = (got[:, 2] - got[:, 1])[ok]
         measured[fast[ok]] = True
+    # Snappy v2 batches: the length each block states, exact for a payload that decodes (one
+    # kernel call for them all, ``plan.snappy_sizes``); one that does not decode is the
+    # records pass's damage, laid on this entry as the C libraries' refusals are.
+    snappy = v2 & data & (codec == layout.COMPRESSION_CODEC_SNAPPY) & (count > 0) & ~bad
+    chosen = np.flatnonzero(snappy & ~measured)
+    if len(chosen):
+        sized = snappy_sizes(
+            buf.ctypes.data,
+            position[chosen] + layout.V2_HEADER_SIZE,
+            position[chosen] + size[chosen],
+            count[chosen],
+            opts.max_bytes,
+        )
+        ok = sized >= 0
+        out["uncompressed"][chosen[ok]] = sized[ok]
+        measured[chosen[ok]] = True
     del buf  # the map closes only when no array holds it
     odd = bad | (data & (codec != 0) & ~measured) | (v2 & data & (count <= 0))
     for i in np.flatnonzero(odd).tolist():

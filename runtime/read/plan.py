@@ -365,6 +365,30 @@ def crc_holds(
     return holds
 
 
+def snappy_sizes(
+    address: int, starts: np.ndarray, ends: np.ndarray, counts: np.ndarray, max_bytes: int
+) -> np.ndarray:
+    """What the snappy records of v2 batches at ``address + starts[k]:ends[k]`` decompress to,
+    as their blocks state it (exact for a payload that decodes; the decoder checks the rest),
+    in one kernel call (``kernel_payloads.plan_batches``, CRCs left to the caller); -1 where
+    the Python path must take a batch: framing the kernel does not take, more than
+    ``max_bytes``, or a record count that size cannot hold."""
+    sizes = np.empty(len(starts), np.int64)
+    kernel_payloads.plan_batches(
+        address,
+        np.ascontiguousarray(starts, np.int64),
+        np.ascontiguousarray(ends, np.int64),
+        np.ascontiguousarray(counts, np.int64),
+        np.full(len(starts), layout.COMPRESSION_CODEC_SNAPPY, np.int64),
+        False,
+        max_bytes + 1,
+        kernel_crc.CRC32C_FUNCTION,
+        sizes,
+    )
+    sizes[(sizes >= 0) & (counts > max_record_count(np.maximum(sizes, 0)))] = -1
+    return sizes
+
+
 def crc_fails(sections: np.ndarray, kinds: np.ndarray, address: int) -> np.ndarray:
     """True where an uncompressed v2 batch's CRC-32C does not hold, checked by the kernel in
     one call for the chunk (``kernel_payloads.check_batches``): only those take

@@ -1,11 +1,13 @@
 """``stats``' header pass sizes compressed v2 batches by their C libraries in one kernel call
-(``plan.inflate_payloads``) instead of a Python decompression a batch: the same stats, and
-the same damage, as the Python path, for every framing and for damaged payloads."""
+(``plan.inflate_payloads``), and snappy ones by the lengths their blocks state
+(``plan.snappy_sizes``), instead of a Python decompression a batch: the same stats, and the
+same damage, as the Python path, for every framing and for damaged payloads."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import cramjam
 import lz4.frame
 import numpy as np
 import zstandard
@@ -22,7 +24,8 @@ PACKS = [
     (4, lambda d: compress(4, d)),
     (4, lambda d: zstandard.ZstdCompressor().compress(d)),
     (3, lambda d: lz4.frame.compress(d, store_size=True)),
-    (2, lambda d: compress(2, d)),  # snappy: the Python path still
+    (2, lambda d: compress(2, d)),  # snappy in xerial framing (Java's)
+    (2, lambda d: bytes(cramjam.snappy.compress_raw(d))),  # raw snappy (librdkafka's)
 ]
 
 
@@ -56,6 +59,7 @@ def _same(data: bytes, monkeypatch, **options) -> dict:
     fast = _stats(data, **options)
     with monkeypatch.context() as m:
         m.setattr(stats_headers, "inflatable", lambda codecs, *a: np.zeros(len(codecs), bool))
+        m.setattr(stats_headers, "snappy_sizes", lambda a, starts, *r: np.full(len(starts), -1))
         python = _stats(data, **options)
     assert fast == python
     return fast
