@@ -123,6 +123,18 @@ def _int(out, at, value):
 
 
 @_jit_inline
+def _eight_chars(v):
+    """The base64 of six bytes (``v``'s low 48 bits, the first byte highest) as one
+    little-endian word: four look-ups of two characters each."""
+    return (
+        np.int64(_B64_PAIRS[(v >> 36) & 0xFFF])
+        | (np.int64(_B64_PAIRS[(v >> 24) & 0xFFF]) << 16)
+        | (np.int64(_B64_PAIRS[(v >> 12) & 0xFFF]) << 32)
+        | (np.int64(_B64_PAIRS[v & 0xFFF]) << 48)
+    )
+
+
+@_jit_inline
 def _base64(out, at, data, start, end):
     """``data[start:end]`` in standard base64 with padding, between quotes. Six bytes at a
     time become eight characters: four look-ups of two characters each, one 8-byte store."""
@@ -132,25 +144,12 @@ def _base64(out, at, data, start, end):
     dst = address_of(out)
     i = start
     while end - i >= 8:  # an 8-byte load of which six are taken: none past the value's end
-        v = (load_be64(src + i) >> 16) & 0xFFFFFFFFFFFF
-        word = (
-            np.int64(_B64_PAIRS[(v >> 36) & 0xFFF])
-            | (np.int64(_B64_PAIRS[(v >> 24) & 0xFFF]) << 16)
-            | (np.int64(_B64_PAIRS[(v >> 12) & 0xFFF]) << 32)
-            | (np.int64(_B64_PAIRS[v & 0xFFF]) << 48)
-        )
-        store_le64(dst + at, word)
+        store_le64(dst + at, _eight_chars((load_be64(src + i) >> 16) & 0xFFFFFFFFFFFF))
         at += 8
         i += 6
-    while end - i >= 6:
+    if end - i >= 6:  # the last six, read as they lie
         v = (be32u(src, i) << 16) | (u8(src + i + 4) << 8) | u8(src + i + 5)
-        word = (
-            np.int64(_B64_PAIRS[(v >> 36) & 0xFFF])
-            | (np.int64(_B64_PAIRS[(v >> 24) & 0xFFF]) << 16)
-            | (np.int64(_B64_PAIRS[(v >> 12) & 0xFFF]) << 32)
-            | (np.int64(_B64_PAIRS[v & 0xFFF]) << 48)
-        )
-        store_le64(dst + at, word)
+        store_le64(dst + at, _eight_chars(v))
         at += 8
         i += 6
     while end - i >= 3:
