@@ -60,7 +60,8 @@ INTO_STAGE = "of which gzip into a sized buffer (cramjam)"
 _NESTED = (CODEC_STAGE, INTO_STAGE)
 
 
-def _best(fn: Callable[[], object], repeat: int) -> float:
+def best_time(fn: Callable[[], object], repeat: int) -> float:
+    """The least of ``repeat`` runs of ``fn``, in seconds (``scaling.py`` times by it too)."""
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
@@ -145,7 +146,7 @@ def _without_fast_paths(data: bytes, repeat: int) -> dict[str, float]:
         _patched(columnar, "_plan_inflated", lambda sections, kinds, *args: kinds < 0),
         _patched(columnar, "_crc_fails", lambda sections, kinds, address: kinds == fastscan.K_FAST),
     ):
-        return _best(lambda: _one_thread(data), repeat)
+        return best_time(lambda: _one_thread(data), repeat)
 
 
 def snappy_decoders(records: int, repeat: int) -> dict[str, float]:
@@ -190,8 +191,8 @@ def snappy_decoders(records: int, repeat: int) -> dict[str, float]:
 
     cram()
     return {
-        "ours": _best(lambda: kernel(rs.copies), repeat),
-        "cramjam": _best(cram, repeat),
+        "ours": best_time(lambda: kernel(rs.copies), repeat),
+        "cramjam": best_time(cram, repeat),
         "batches": rs.copies,
         "elements": _snappy_elements(blocks),
         "bytes": capacity,
@@ -231,9 +232,9 @@ def run(records: int, repeat: int, log=print) -> dict:
     _without_fast_paths(rs0.data, 1)
     uncompressed = {
         "bytes": len(rs0.data),
-        "kernel": _best(lambda: _one_thread(rs0.data), repeat),
+        "kernel": best_time(lambda: _one_thread(rs0.data), repeat),
         "python": _without_fast_paths(rs0.data, repeat),
-        "unchecked": _best(lambda: _one_thread(rs0.data, verify=False), repeat),
+        "unchecked": best_time(lambda: _one_thread(rs0.data, verify=False), repeat),
         "stages": profile(rs0.data, repeat),
     }
     plain = {}
@@ -241,7 +242,7 @@ def run(records: int, repeat: int, log=print) -> dict:
     for magic, codec in CASES:
         if magic not in plain:
             rs0 = inputs.record_set(magic, 0, records)
-            plain[magic] = _best(lambda d=rs0.data: _one_thread(d), repeat)
+            plain[magic] = best_time(lambda d=rs0.data: _one_thread(d), repeat)
         rs = inputs.record_set(magic, codec, records)
         payload = readers.bare_payload(codec, magic, rs.payload)
         if _one_thread(rs.data) != rs.records:
@@ -254,9 +255,9 @@ def run(records: int, repeat: int, log=print) -> dict:
             return _one_thread(d)
 
         # Two rounds, seconds apart: a busy spell on a shared machine can last one round.
-        bare_s, ours_s = _best(bare, repeat), _best(ours, repeat)
-        unchecked = _best(lambda d=rs.data: _one_thread(d, verify=False), repeat)
-        bare_s, ours_s = min(bare_s, _best(bare, repeat)), min(ours_s, _best(ours, repeat))
+        bare_s, ours_s = best_time(bare, repeat), best_time(ours, repeat)
+        unchecked = best_time(lambda d=rs.data: _one_thread(d, verify=False), repeat)
+        bare_s, ours_s = min(bare_s, best_time(bare, repeat)), min(ours_s, best_time(ours, repeat))
         stages = profile(rs.data, repeat)
         before = _without_fast_paths(rs.data, repeat) if codec in (1, 4) else None
         row = {

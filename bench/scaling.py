@@ -17,13 +17,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import inputs
 import numpy as np
+from compressed import best_time
 
 HEADING = "## Scaling with threads"
 
@@ -41,15 +40,6 @@ def thread_counts(cpus: int) -> list[int]:
     """1, 2, 4, ... up to ``cpus``, and ``cpus`` itself."""
     counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n <= cpus]
     return counts if cpus in counts else [*counts, cpus]
-
-
-def _best(fn: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _memcpy(src: np.ndarray, dst: np.ndarray, threads: int, pool: ThreadPoolExecutor) -> None:
@@ -89,11 +79,11 @@ def run(log=print, *, quick: bool = False, repeat: int = REPEAT) -> dict:
                     got = kf.read_table(str(path), include_headers=True, threads=n).num_rows
                     if got != rs.records:
                         raise RuntimeError(f"{name}: read {got} records of {rs.records}")
-                    seconds = _best(
+                    seconds = best_time(
                         lambda p=path, n=n: kf.read_table(str(p), include_headers=True, threads=n),
                         repeat,
                     )
-                    copy = _best(lambda n=n: copy_all(n), repeat)
+                    copy = best_time(lambda n=n: copy_all(n), repeat)
                     rows.append(
                         {
                             "case": name,
@@ -115,7 +105,7 @@ def run(log=print, *, quick: bool = False, repeat: int = REPEAT) -> dict:
             total = parts * records
             kf.read_table(str(root), include_headers=True)
             for n in counts:
-                seconds = _best(
+                seconds = best_time(
                     lambda n=n: kf.read_table(str(root), include_headers=True, threads=n), repeat
                 )
                 rows.append(

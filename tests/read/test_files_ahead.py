@@ -103,31 +103,6 @@ def test_damaged_files_get_their_own_read(log_dir, tmp_path_factory, damage_segm
             _same(got, _own(path))
 
 
-def _verify(root: Path) -> tuple[int, dict]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        status = main(["verify", "--json", str(root)])
-    return status, json.loads(out.getvalue())
-
-
-def test_verify_reports_the_same_with_and_without_it(log_dir, tmp_path, monkeypatch):
-    root = tmp_path / "logs"
-    shutil.copytree(log_dir, root)
-    paths = _partition(root)
-    for path, at in ((paths[1], 0.5), (paths[2], 0.3)):
-        data = bytearray(path.read_bytes())
-        data[int(len(data) * at)] ^= 0x5A
-        path.write_bytes(bytes(data))
-    taken = []
-    take = FilesAhead.take
-    monkeypatch.setattr(FilesAhead, "take", lambda s, p: taken.append(p) or take(s, p))
-    together = _verify(root)
-    assert taken
-    monkeypatch.setattr(FilesAhead, "take", lambda s, p: None)
-    assert together == _verify(root)
-    assert together[0] == 1
-
-
 def test_the_reads_options_are_each_files_own(log_dir):
     paths = _partition(log_dir)
     options = {"include_headers": True, "verify_crc": False, "max_decompressed_bytes": 1 << 16}
@@ -139,17 +114,20 @@ def test_the_reads_options_are_each_files_own(log_dir):
         assert all("headers" in b.schema.names for b in got[0])
 
 
-def _stats(root: Path) -> tuple[int, dict]:
+def _json(command: str, root: Path) -> tuple[int, dict]:
+    """``kafka-format COMMAND --json ROOT``: its exit status and its answer, less how long it
+    took (the figures that differ from run to run)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        status = main(["stats", "--json", str(root)])
+        status = main([command, "--json", str(root)])
     found = json.loads(out.getvalue())
-    for timed in ("seconds", "bytesPerSecond"):  # how long it took: the figures that differ
+    for timed in ("seconds", "bytesPerSecond"):
         found.pop(timed, None)
     return status, found
 
 
-def test_stats_the_same_with_and_without_it(log_dir, tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", ["verify", "stats"])
+def test_a_command_answers_the_same_with_and_without_it(log_dir, tmp_path, monkeypatch, command):
     root = tmp_path / "logs"
     shutil.copytree(log_dir, root)
     paths = _partition(root)
@@ -160,7 +138,8 @@ def test_stats_the_same_with_and_without_it(log_dir, tmp_path, monkeypatch):
     taken = []
     take = FilesAhead.take
     monkeypatch.setattr(FilesAhead, "take", lambda s, p: taken.append(p) or take(s, p))
-    together = _stats(root)
+    together = _json(command, root)
     assert taken
     monkeypatch.setattr(FilesAhead, "take", lambda s, p: None)
-    assert together == _stats(root)
+    assert together == _json(command, root)
+    assert together[0] == 1  # the damage found either way
