@@ -711,7 +711,8 @@ def _decode_chunk(chunk: _Chunk, opts: _Options) -> _Chunk:
             # decoded again into buffers sized for the worst case, which always fit.
             group = sections[lo:hi]
             batch, done = _run_kernel(group, chunk, opts, ample)
-            group[:done, fs.S_ROWS_END] += decoded
+            if decoded:  # the first group's rows start at 0 (a strided pass spared)
+                group[:done, fs.S_ROWS_END] += decoded
             decoded += batch.num_rows
             if batch.num_rows:
                 chunk.batches.append(batch)
