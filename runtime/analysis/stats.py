@@ -64,6 +64,7 @@ from ..format.sizes import LEGACY_MESSAGE_HEADER
 from ..model import Record, Report
 from ..read.ahead import threads_pay
 from ..read.columnar import iter_arrow_batches
+from ..read.files_ahead import FilesAhead
 from ..read.sources import LogInput, Source, is_stream_path, resolve, spooled
 from .stats_headers import (
     KIND_CONTROL,
@@ -254,11 +255,9 @@ def _source_label(log: LogInput) -> str:
     return log.name
 
 
-def _files_ahead(inputs: list[LogInput], opts: Options) -> Any:
+def _files_ahead(inputs: list[LogInput], opts: Options) -> FilesAhead:
     """A partition's small segments read a run at a time, each handed its own read
     (``read.files_ahead``); only files read under their own names (not a pipe's spool)."""
-    from ..read.files_ahead import FilesAhead
-
     return FilesAhead(
         [log.path for log in inputs if log.path is not None and str(log.path) == log.name],
         include_headers=True,
@@ -273,7 +272,7 @@ def _scan_input(
     progress: Callable[[str, int, int], None] | None,
     sampler: Sampler | None,
     index: int,
-    ahead: Any = None,
+    ahead: FilesAhead | None = None,
 ) -> PartitionStats:
     """One file's stats: its header pass and its records. ``ahead``: the partition's small
     segments' reads (``read.files_ahead``), which serve the records where they hold them."""
