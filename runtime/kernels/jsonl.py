@@ -30,9 +30,10 @@ _ONES = np.uint64(0x0101010101010101)  # a byte of 1 in each lane of a word
 
 
 def _words(text: bytes) -> np.ndarray:
-    """Constant text as little-endian 8-byte words, then its length."""
-    padded = text.ljust(-(-len(text) // 8) * 8, b"\0")
-    return np.append(np.frombuffer(padded, "<u8").astype(np.int64), len(text))
+    """Constant text as little-endian 8-byte words, then its length (read-only; one array
+    from one buffer: a located line's text is made once a record batch)."""
+    padded = text.ljust(-(-len(text) // 8) * 8, b"\0") + len(text).to_bytes(8, "little")
+    return np.frombuffer(padded, "<i8").astype(np.int64, copy=False)
 
 
 #: Text a line ends with (``write_lines``' ``tail``), in the form it takes.

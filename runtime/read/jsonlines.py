@@ -40,20 +40,28 @@ def _valid(array: pa.Array) -> np.ndarray:
     most of a small record batch's lines)."""
     if array.null_count == 0:
         return _EMPTY_U8
-    bitmap = np.frombuffer(array.buffers()[0], np.uint8)
-    bits = np.unpackbits(bitmap, count=array.offset + len(array), bitorder="little")
-    return _read_only(bits[array.offset :])
+    # Only the bytes of this slice: a record batch of a small file is a slice of its chunk.
+    first, n = array.offset, len(array)
+    bitmap = np.frombuffer(array.buffers()[0], np.uint8)[first // 8 : (first + n + 7) // 8]
+    bits = np.unpackbits(bitmap, bitorder="little")
+    return _read_only(bits[first % 8 : first % 8 + n])
+
+
+def _offsets(array: pa.Array) -> np.ndarray:
+    """The n + 1 int32 offsets of a binary, string or list array's rows, at its slice's own
+    offset, into its (unsliced) data or values."""
+    offsets = array.buffers()[1]
+    if offsets is None:  # an array of no rows may have no buffers
+        return _EMPTY_I32
+    return _read_only(np.frombuffer(offsets, np.int32, len(array) + 1, array.offset * 4))
 
 
 def _binary(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets of the rows, n + 1 of them; data; validity) of a binary or string array."""
-    _, offsets, data = array.buffers()
-    n = len(array)
-    if offsets is None:  # an array of no rows may have no buffers
-        return _EMPTY_I32, _EMPTY_U8, _EMPTY_U8
-    first = _read_only(np.frombuffer(offsets, np.int32, n + 1, array.offset * 4))
+    offsets = _offsets(array)
+    data = array.buffers()[2]
     data = _EMPTY_U8 if data is None else _read_only(np.frombuffer(data, np.uint8))
-    return first, data, _valid(array)
+    return offsets, data, _valid(array)
 
 
 def _fixed(array: pa.Array, dtype) -> np.ndarray:
@@ -132,7 +140,7 @@ class _Columns:
         types = batch.column(names.index("timestampType"))
         if "headers" in names:
             headers = batch.column(names.index("headers"))
-            self.header_offsets = _read_only(headers.offsets.to_numpy())
+            self.header_offsets = _offsets(headers)
             header_valid = _valid(headers)
             entries = headers.values
             self.hkey_offsets, hkey_data, _ = _binary(entries.field(0))

@@ -24,6 +24,7 @@ from kafka_format.runtime.format.codecs import compress
 from kafka_format.runtime.format.jsonform import record_json
 from kafka_format.runtime.model import Report
 from kafka_format.runtime.read.reader import iter_batches, iter_records
+from kafka_format.runtime.write.generate import generate_log_dir
 from kafka_format.schemas.legacy_message import build_legacy_message
 from kafka_format.schemas.record import build_records
 from kafka_format.schemas.record_batch import build_record_batch
@@ -369,3 +370,30 @@ def test_an_aborted_batch_arrow_cannot_hold_is_dropped_under_read_committed(tmp_
         else:
             assert rows[0]["timestamp"] is None and len(rows) == 2
             assert status == 0 and err.startswith("warning: 1 record(s)")
+
+
+def test_a_directory_of_small_segments_same_lines_as_the_reference(tmp_path):
+    """Small segments are decoded together (``read/grouped.py``) and each file's record
+    batches are slices of one chunk: every line, and where it says its record was, is the
+    reference's."""
+    root = tmp_path / "logs"
+    generate_log_dir(root, seed=13, records=300, segment_bytes=8192)
+    assert len(list(root.glob("*/*.log"))) > 20
+    want_out, report, _ = reference_jsonl(str(root), "read_uncommitted", True)
+    status, out, _ = fast_jsonl(str(root), "read_uncommitted", True)
+    printed, wheres = canonical(out)
+    assert status == 0 and not report.errors
+    assert printed == want_out
+    expected: dict[int, list[dict]] = {}
+    for batch in iter_batches(str(root), errors="skip"):
+        where = {
+            "topic": batch.topic,
+            "partition": batch.partition,
+            "file": batch.file,
+            "position": batch.position,
+        }
+        for record in batch.records or ():
+            expected.setdefault(record.offset, []).append(where)
+    offsets = [json.loads(line)["offset"] for line in printed.splitlines()]
+    for offset, where in zip(offsets, wheres, strict=True):
+        assert where in expected[offset]
