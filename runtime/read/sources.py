@@ -15,6 +15,7 @@ passed over is said: :attr:`Resolved.skipped` (path and reason), which the CLI p
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import itertools
 import mmap
@@ -310,15 +311,19 @@ def _add_partition(
         found.targets.append(Target(directory, True, topic, partition, 0, tuple(entries)))
 
 
+#: A segment's suffix, looked up once: a listing tests every name of every partition.
+_LOG_SUFFIX = FileKind.LOG.suffix
+
+
 def _is_log_name(name: str) -> bool:
     """Whether a name may be a segment's, live or not (``.log``, then perhaps a suffix)."""
-    return FileKind.LOG.suffix in name
+    return _LOG_SUFFIX in name
 
 
 def _live_log(entry: Entry) -> int | None:
     # A live segment's name ends in ".log" (a temporary suffix follows it): the test spares
     # parsing the indexes' names, three in four of a partition's files.
-    if entry.is_dir or not entry.name.endswith(FileKind.LOG.suffix):
+    if entry.is_dir or not entry.name.endswith(_LOG_SUFFIX):
         return None
     parsed = parse_segment_file_name(entry.name)
     if parsed is None or parsed.kind is not FileKind.LOG or not parsed.is_live:
@@ -432,7 +437,13 @@ def _refuse_ambiguous(directory: Path, logs: list[tuple[int, Path]]) -> None:
 
 
 def _topic_partition(directory: str | os.PathLike[str]) -> tuple[str | None, int | None]:
-    name = _base_name(os.fspath(directory))
+    return _named_partition(_base_name(os.fspath(directory)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_partition(name: str) -> tuple[str | None, int | None]:
+    """A directory name's topic and partition (None, None for no partition's): a listing
+    asks for each partition's more than once."""
     try:
         parsed = parse_partition_dir_name(name)
     except KafkaFormatError:
