@@ -5,15 +5,14 @@ file's own read costs where its segments are small.
 
 ``verify`` and ``stats`` take a partition's segments one after the other, each read through
 the Arrow fast path on its own: on a directory of 32 KiB segments that read was most of
-their time. Here
-the first request for a small segment reads it and the small segments after it (each below
-``grouped.GROUP_FILE_BYTES``, up to :data:`RUN_BYTES` in all) as one read of lone files, which
-the columnar reader decodes together (``grouped.py``: a file that is not clean is read again
-alone, with its own verdict), and hands each file its own batches (with ``include_position``
-no batch spans two files) and its own report entries; the caller takes them in its order.
-Each file is an input as its own read makes it (``sources.resolve``: its partition from its
-directory, its base offset from its name, no next segment), so what each gets is what its own
-read gives; at most one run is held.
+their time. Here the first request for a small segment reads it and the small segments after
+it (each below ``grouped.GROUP_FILE_BYTES``, up to :data:`RUN_BYTES` in all) as one read of
+lone files, which the columnar reader decodes together (``grouped.py``: a file that is not
+clean is read again alone, with its own verdict), and hands each file its own batches (with
+``include_position`` no batch spans two files) and its own report entries; the caller takes
+them in its order. Each file is an input as its own read makes it (``sources.resolve``: its
+partition from its directory, its base offset from its name, no next segment), so what each
+gets is what its own read gives; at most one run is held.
 """
 
 from __future__ import annotations
