@@ -17,7 +17,6 @@ gets is what its own read gives; at most one run is held.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -67,19 +66,11 @@ class FilesAhead:
         if at is None:
             return None
         # the run from this file on, by the rule of groups (stats taken until it ends)
-        run, _ = next(grouped.packs(iter(self._paths[at:]), _size, RUN_BYTES))
+        run, _ = next(grouped.packs(iter(self._paths[at:]), grouped.small_size, RUN_BYTES))
         if len(run) < 2:
             return None
         self._held = _read(run, self._options)
         return self._held.pop(path, None)
-
-
-def _size(path: Path) -> int | None:
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        return None
-    return size if size < grouped.GROUP_FILE_BYTES else None
 
 
 def _read(run: list[Path], options: dict[str, Any]) -> dict[Path, Read]:

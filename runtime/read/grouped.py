@@ -40,7 +40,16 @@ from ..kernels import fastscan as fs
 from .ranges import Window
 from .segment_offsets import SegmentOffsets, files_hold
 
-__all__ = ["GROUP_FILE_BYTES", "Files", "Gathered", "Group", "gather", "packs", "runs"]
+__all__ = [
+    "GROUP_FILE_BYTES",
+    "Files",
+    "Gathered",
+    "Group",
+    "gather",
+    "packs",
+    "runs",
+    "small_size",
+]
 
 #: Files below this size are read together. From here on a file's kernels outweigh its Python
 #: steps, and ``ahead.py`` reads it whole in a worker instead (``ahead.AHEAD_MIN_BYTES``).
@@ -95,15 +104,22 @@ def _size(window: Window) -> int | None:
         return None
     if log.path is None or log.origin or log.offsets is not None:
         return None
+    size = small_size(log.path)
+    # to the file's end (a Spark task's window ends where the file did when planned)
+    return size if size is not None and window.end in (None, size) else None
+
+
+def small_size(path: str | os.PathLike[str]) -> int | None:
+    """A file's size when it is a regular file below GROUP_FILE_BYTES: one to read with
+    others (here and ``files_ahead``); None for any other, read in its turn, which says what
+    is wrong with it (a pipe, a socket or a device is read as a stream)."""
     try:
-        info = os.stat(log.path)
+        info = os.stat(path)
     except OSError:
-        return None  # read in its turn, which says what is wrong with it
-    # a pipe, a socket, a device: read as a stream, in its turn
+        return None
     if not stat.S_ISREG(info.st_mode) or info.st_size >= GROUP_FILE_BYTES:
         return None
-    # to the file's end (a Spark task's window ends where the file did when planned)
-    return info.st_size if window.end in (None, info.st_size) else None
+    return info.st_size
 
 
 def packs(
